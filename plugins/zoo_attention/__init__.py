@@ -1,0 +1,1 @@
+"""Attention mechanisms: Bahdanau (additive) and Luong (dot, general, concat)."""

@@ -1,0 +1,8 @@
+"""Entry points of the attention plugins, one per algorithm (tables in registry.toml)."""
+
+from zoo.catalogue import CataloguePlugin
+
+bahdanau = CataloguePlugin("bahdanau")
+luong_dot = CataloguePlugin("luong-dot")
+luong_general = CataloguePlugin("luong-general")
+luong_concat = CataloguePlugin("luong-concat")

@@ -1,0 +1,1 @@
+"""Decoding strategies: they see only a step function, never a decoder."""

@@ -1,0 +1,5 @@
+"""Entry points of the decoding strategies, one per algorithm (tables in registry.toml)."""
+
+from zoo.catalogue import CataloguePlugin
+
+greedy = CataloguePlugin("greedy")

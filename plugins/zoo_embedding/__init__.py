@@ -1,0 +1,1 @@
+"""Token embedding component (plugin ``token-embedding``)."""

@@ -1,0 +1,1 @@
+"""Recurrent cells (RNN, LSTM, GRU) and the stacked, bidirectional recurrent encoder."""

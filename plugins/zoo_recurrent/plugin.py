@@ -1,0 +1,8 @@
+"""Entry points of the recurrent plugins, one per algorithm (tables in registry.toml)."""
+
+from zoo.catalogue import CataloguePlugin
+
+rnn = CataloguePlugin("rnn")
+lstm = CataloguePlugin("lstm")
+gru = CataloguePlugin("gru")
+recurrent_encoder = CataloguePlugin("recurrent-encoder")

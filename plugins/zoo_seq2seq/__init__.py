@@ -1,0 +1,1 @@
+"""The seq2seq architecture and its recurrent decoder with an attention slot."""

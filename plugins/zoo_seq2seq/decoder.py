@@ -1,0 +1,184 @@
+"""A stacked recurrent decoder with an optional attention slot.
+
+Luong-style attention (reads s_t) runs after the recurrence: in teacher forcing
+the layers run one after another over all positions, then attention, the
+attentional layer ``h̃_t = tanh(W_c [c_t; s_t])`` and the output layer run as
+batched matrix products outside the time loop. Bahdanau-style attention (reads
+s_{t-1}) feeds the context into the first layer's input, so it runs inside the
+loop; the output layers stay outside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int, PRNGKeyArray, PyTree
+
+from zoo.interfaces import Attention, Decoder, DecoderOutput, Embedder, EncoderOutput, Memory, RecurrentCell
+from zoo.nn import dropout as apply_dropout
+from zoo.nn import run_cell
+
+__all__ = ["RecurrentDecoder"]
+
+
+def _split(key: PRNGKeyArray | None, n: int) -> list[PRNGKeyArray | None]:
+    return [None] * n if key is None else list(jax.random.split(key, n))
+
+
+class RecurrentDecoder(Decoder):
+    """Embed the previous token, step the stacked cells, attend, predict.
+
+    **Arguments:**
+
+    - `embedder`: the target-side `Embedder` (wired).
+    - `cell`: cell factory; `attention`: attention factory or None (wired from slots).
+    - `memory_size`: encoder output size; `final_size`: encoder summary size;
+      `vocab_size`: target vocabulary size (wired).
+    - `hidden_size`, `num_layers`, `dropout`: hyperparameters.
+    - `key`: parameter key.
+
+    The initial state of every layer is ``tanh(W_b final + b_b)`` (a learned bridge
+    from the encoder summary, one projection per state tensor).
+    """
+
+    embedder: Embedder
+    cells: tuple[RecurrentCell, ...]
+    attention: Attention | None
+    bridge: tuple[eqx.nn.Linear, ...]
+    combine: eqx.nn.Linear | None
+    output: eqx.nn.Linear
+    vocab_size: int = eqx.field(static=True)
+    hidden_size: int = eqx.field(static=True)
+    num_layers: int = eqx.field(static=True)
+    dropout: float = eqx.field(static=True)
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        cell: Callable[..., RecurrentCell],
+        attention: Callable[..., Attention] | None,
+        memory_size: int,
+        final_size: int,
+        vocab_size: int,
+        *,
+        hidden_size: int = 256,
+        num_layers: int = 1,
+        dropout: float = 0.0,
+        key: PRNGKeyArray,
+    ) -> None:
+        k_att, k_cells, k_bridge, k_comb, k_out = jax.random.split(key, 5)
+        self.embedder = embedder
+        self.attention = None if attention is None else attention(
+            query_size=hidden_size, key_size=memory_size, key=k_att
+        )
+        feeds_context = self.attention is not None and self.attention.reads_previous_state
+        first = embedder.embedding_size + (memory_size if feeds_context else 0)
+        sizes = [first] + [hidden_size] * (num_layers - 1)
+        self.cells = tuple(
+            cell(input_size=size, hidden_size=hidden_size, key=k)
+            for size, k in zip(sizes, jax.random.split(k_cells, num_layers), strict=True)
+        )
+        leaves = jax.tree.leaves(tuple(c.init_state() for c in self.cells))
+        self.bridge = tuple(
+            eqx.nn.Linear(final_size, leaf.size, key=k)
+            for leaf, k in zip(leaves, jax.random.split(k_bridge, len(leaves)), strict=True)
+        )
+        self.combine = (
+            None if self.attention is None else eqx.nn.Linear(memory_size + hidden_size, hidden_size, key=k_comb)
+        )
+        self.output = eqx.nn.Linear(hidden_size, vocab_size, key=k_out)
+        self.vocab_size, self.hidden_size = vocab_size, hidden_size
+        self.num_layers, self.dropout = num_layers, dropout
+
+    def memory(self, enc: EncoderOutput, mask: Array) -> Memory:
+        keys = enc.states[:, :0] if self.attention is None else self.attention.precompute(enc.states)
+        return Memory(values=enc.states, keys=keys, mask=mask)
+
+    def init_state(self, enc: EncoderOutput) -> PyTree:
+        zeros = tuple(c.init_state() for c in self.cells)
+        leaves, treedef = jax.tree.flatten(zeros)
+        bridged = [jnp.tanh(linear(enc.final)).reshape(leaf.shape) for linear, leaf in zip(self.bridge, leaves, strict=True)]
+        return jax.tree.unflatten(treedef, bridged)
+
+    def _layers(self, x: Array, state: tuple, key: PRNGKeyArray | None) -> tuple[Array, tuple]:
+        """One step through every layer: (top output [hidden], new states)."""
+        keys = _split(key, self.num_layers)
+        new = []
+        for layer, cell in enumerate(self.cells):
+            if layer > 0:
+                x = apply_dropout(x, self.dropout, keys[layer])
+            s = cell(x, state[layer])
+            new.append(s)
+            x = cell.output(s)
+        return x, tuple(new)
+
+    def _readout(self, hidden: Array, context: Array | None, key: PRNGKeyArray | None) -> Array:
+        """Logits from top states ``[..., hidden]`` and contexts ``[..., memory]``."""
+        if self.combine is not None:
+            joined = jnp.concatenate([context, hidden], axis=-1)
+            hidden = jnp.tanh(joined @ self.combine.weight.T + self.combine.bias)
+        hidden = apply_dropout(hidden, self.dropout, key)
+        return hidden @ self.output.weight.T + self.output.bias
+
+    def step(
+        self, token: Int[Array, ""], state: PyTree, memory: Memory, *, key: PRNGKeyArray | None = None
+    ) -> tuple[Float[Array, " vocab"], PyTree]:
+        k_emb, k_layers, k_out = _split(key, 3)
+        x = self.embedder(token[None], key=k_emb)[0]
+        context = None
+        if self.attention is not None and self.attention.reads_previous_state:
+            context, _ = self.attention(self.cells[-1].output(state[-1]), memory)
+            x = jnp.concatenate([x, context])
+        hidden, state = self._layers(x, state, k_layers)
+        if self.attention is not None and not self.attention.reads_previous_state:
+            context, _ = self.attention(hidden, memory)
+        return self._readout(hidden, context, k_out), state
+
+    def __call__(
+        self,
+        tokens: Int[Array, " tgt"],
+        enc: EncoderOutput,
+        memory: Memory,
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> DecoderOutput:
+        k_emb, k_layers, k_out = _split(key, 3)
+        state = self.init_state(enc)
+        xs = self.embedder(tokens, key=k_emb)
+        if self.attention is not None and self.attention.reads_previous_state:
+            hidden, contexts, weights = self._scan_feeding(xs, state, memory, k_layers)
+        else:
+            hidden = self._run_layers(xs, state, k_layers)
+            contexts = weights = None
+            if self.attention is not None:
+                contexts, weights = jax.vmap(self.attention, in_axes=(0, None))(hidden, memory)
+        return DecoderOutput(logits=self._readout(hidden, contexts, k_out), attention=weights)
+
+    def _run_layers(self, xs: Array, state: tuple, key: PRNGKeyArray | None) -> Array:
+        """Teacher forcing without context feeding: layer by layer over all positions."""
+        keys = _split(key, self.num_layers)
+        everywhere = jnp.ones(xs.shape[0], dtype=bool)
+        for layer, cell in enumerate(self.cells):
+            if layer > 0:
+                xs = apply_dropout(xs, self.dropout, keys[layer])
+            xs, _ = run_cell(cell, xs, everywhere, state[layer])
+        return xs
+
+    def _scan_feeding(self, xs: Array, state: tuple, memory: Memory, key: PRNGKeyArray | None):
+        """Teacher forcing with Bahdanau attention: context from s_{t-1} enters the step."""
+        keys = None if key is None else jax.random.split(key, xs.shape[0])
+
+        def body(carry, inputs):
+            x, k = inputs
+            context, weights = self.attention(self.cells[-1].output(carry[-1]), memory)
+            hidden, carry = self._layers(jnp.concatenate([x, context]), carry, k)
+            return carry, (hidden, context, weights)
+
+        if keys is None:
+            _, outs = jax.lax.scan(lambda c, x: body(c, (x, None)), state, xs)
+        else:
+            _, outs = jax.lax.scan(body, state, (xs, keys))
+        return outs

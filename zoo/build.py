@@ -1,0 +1,127 @@
+"""Build a model by name: resolve, check its plugins, call the architecture factory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from zoo.data.vocab import Vocab, Vocabularies
+from zoo.errors import PluginError, RegistryError, UnknownParameterError, close_matches
+from zoo.names import parse_name
+from zoo.registry import Registry, default_registry
+from zoo.resolve import architecture_of, coerce_param
+from zoo.spec import ModelSpec, SlotSpec, import_factory
+
+__all__ = ["build", "build_from_spec", "build_component", "component_spec", "check_available", "as_vocabularies"]
+
+
+def as_vocabularies(vocab: Vocab | Mapping[str, Vocab] | None, roles: Mapping[str, str], model: str) -> Vocabularies:
+    """Normalise `vocab`: a single `Vocab` fills an architecture's only role."""
+    if vocab is None:
+        return Vocabularies()
+    if isinstance(vocab, Vocab):
+        if len(roles) != 1:
+            raise UnknownParameterError(
+                f"{model!r} takes vocabularies {sorted(roles)}; pass vocab={{role: Vocab}}"
+            )
+        return Vocabularies({next(iter(roles)): vocab})
+    unknown = sorted(set(vocab) - set(roles))
+    if unknown:
+        raise UnknownParameterError(f"{model!r} has no vocabulary roles {unknown}; it has {sorted(roles)}")
+    return Vocabularies(vocab)
+
+
+def check_available(registry: Registry, spec: ModelSpec) -> None:
+    """Raise `PluginError` if a plugin the spec needs is not loaded in `registry`."""
+    needed = [(spec.arch, spec.plugin)] + [(s.component, s.plugin) for s in spec.slots if not s.is_empty]
+    for name, plugin in needed:
+        if plugin is None:
+            continue
+        record = registry.plugins.get(plugin)
+        if record is None or not record.ok:
+            status = "not installed" if record is None else record.status
+            detail = f": {record.error}" if record is not None and record.error else ""
+            raise PluginError(f"{name!r} needs plugin {plugin!r}, which is {status}{detail}")
+
+
+def build_from_spec(spec: ModelSpec, *, key: Any, vocabs: Vocabularies | None = None) -> Any:
+    """Call the architecture factory of `spec` (no registry involved)."""
+    factory = import_factory(spec.factory, plugin=spec.plugin)
+    return factory(spec, key=key, vocabs=vocabs if vocabs is not None else Vocabularies())
+
+
+def build(
+    name: str,
+    *,
+    key: Any,
+    vocab: Vocab | Mapping[str, Vocab] | None = None,
+    registry: Registry | None = None,
+    **overrides: Any,
+) -> Any:
+    """Build the model `name` with fresh parameters drawn from `key`.
+
+    **Arguments:**
+
+    - `name`: ``arch(+component|+slot=component)*[.tag]``; with a tag, the
+      weights a plugin resolves for it are loaded instead (no overrides allowed).
+    - `key`: a `jax.random.key`; the same key gives the same parameters.
+    - `vocab`: a `Vocab` (for single-vocabulary models) or ``{role: Vocab}``;
+      fixes the vocabulary sizes and travels with saved weights.
+    - `**overrides`: hyperparameters, dotted to scope them (``encoder.num_layers=2``).
+    """
+    registry = registry or default_registry()
+    parsed = parse_name(name)
+    if parsed.tag is not None:
+        if overrides or vocab is not None:
+            raise UnknownParameterError(f"{name!r} names trained weights; drop the overrides and vocab")
+        from zoo.weights import load
+
+        untagged = str(parsed).rsplit(".", 1)[0]
+        return load(registry.resolve_weights(untagged, parsed.tag), registry=registry)
+    arch = architecture_of(registry, name)
+    vocabs = as_vocabularies(vocab, arch.vocabularies, name)
+    for role, size_param in arch.vocabularies.items():
+        if role in vocabs:
+            given = overrides.setdefault(size_param, len(vocabs[role]))
+            if given != len(vocabs[role]):
+                raise UnknownParameterError(
+                    f"{size_param}={given} contradicts the {role!r} vocabulary of {len(vocabs[role])} tokens"
+                )
+    spec = registry.describe(name, **overrides)
+    check_available(registry, spec)
+    return build_from_spec(spec, key=key, vocabs=vocabs)
+
+
+def component_spec(
+    name: str, *, kind: str | None = None, registry: Registry | None = None, **params: Any
+) -> SlotSpec:
+    """Resolve one component on its own: its defaults plus `params`, checked.
+
+    Call ``.build(**wired)`` on the result with the sizes and key its kind's
+    factory contract wires (see `zoo.interfaces`).
+    """
+    registry = registry or default_registry()
+    entry = registry.component(name)
+    if kind is not None and entry.kind != kind:
+        raise RegistryError(f"{name!r} is a {entry.kind}, not a {kind}")
+    resolved = dict(entry.params)
+    for key, value in params.items():
+        if key not in entry.params:
+            valid = sorted(entry.params)
+            raise UnknownParameterError(
+                f"{key!r} is not a hyperparameter of {name!r}; valid: {valid}." + close_matches(key, valid)
+            )
+        resolved[key] = coerce_param(value, entry.params[key], key)
+    spec = SlotSpec.from_json(
+        {"slot": entry.kind, "kind": entry.kind, "component": name, "factory": entry.factory,
+         "plugin": entry.plugin, "params": resolved}
+    )
+    record = registry.plugins.get(entry.plugin) if entry.plugin else None
+    if entry.plugin and (record is None or not record.ok):
+        raise PluginError(f"{name!r} needs plugin {entry.plugin!r}, which is not loaded")
+    return spec
+
+
+def build_component(name: str, *, kind: str | None = None, registry: Registry | None = None, **params: Any) -> Any:
+    """Build a component that needs nothing wired (a decoding strategy, say)."""
+    return component_spec(name, kind=kind, registry=registry, **params).build()

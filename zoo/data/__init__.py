@@ -1,0 +1,5 @@
+"""Data: vocabularies, batching, built-in tasks and corpora."""
+
+from zoo.data.vocab import SPECIALS, Vocab, Vocabularies
+
+__all__ = ["Vocab", "Vocabularies", "SPECIALS"]

@@ -1,0 +1,72 @@
+"""The project's exception hierarchy: every error says what was wrong and what to do."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "ZooError",
+    "UnknownNameError",
+    "NameSyntaxError",
+    "UnknownParameterError",
+    "PluginError",
+    "PluginConflictError",
+    "RegistryError",
+    "WeightsError",
+    "TrainingDiverged",
+    "DataError",
+    "close_matches",
+]
+
+
+class ZooError(Exception):
+    """Base class of every error zoo raises on purpose."""
+
+
+class NameSyntaxError(ZooError, ValueError):
+    """A model name does not follow `arch(+component|+slot=component)*[.tag]`."""
+
+
+class UnknownNameError(ZooError, KeyError):
+    """A model, component, slot or plugin name that nobody registered."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownParameterError(ZooError, TypeError):
+    """A hyperparameter override that the target does not accept."""
+
+
+class RegistryError(ZooError):
+    """The registry tables are malformed or inconsistent."""
+
+
+class PluginError(ZooError):
+    """A plugin failed to load or to register."""
+
+
+class PluginConflictError(PluginError):
+    """Two plugins claim the same name."""
+
+
+class WeightsError(ZooError):
+    """A weights file is not a zoo file, is damaged, or does not fit its model."""
+
+
+class TrainingDiverged(ZooError):
+    """The loss or the gradients became NaN or infinite."""
+
+
+class DataError(ZooError, ValueError):
+    """Input data is malformed or inconsistent."""
+
+
+def close_matches(word: str, candidates: Iterable[str], n: int = 3) -> str:
+    """Return a ' Did you mean ...?' suffix, or '' when nothing is close."""
+    matches = difflib.get_close_matches(word, sorted(set(candidates)), n=n, cutoff=0.6)
+    if not matches:
+        return ""
+    quoted = ", ".join(repr(m) for m in matches)
+    return f" Did you mean {quoted}?"

@@ -1,0 +1,262 @@
+"""The abstract interfaces every algorithm implements.
+
+All shapes are per example: there is no batch axis; batch with `jax.vmap`.
+Masks are ``Bool[Array, "seq"]`` with True on real tokens. Keys are keyword-only
+and optional: ``key=None`` means inference (no dropout, no sampling noise).
+Every module is either abstract (these) or final (a plugin's class).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+import equinox as eqx
+from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
+
+from zoo.spec import ModelSpec
+
+__all__ = [
+    "EncoderOutput",
+    "Memory",
+    "DecoderOutput",
+    "Hypotheses",
+    "StepFn",
+    "Embedder",
+    "RecurrentCell",
+    "Encoder",
+    "Attention",
+    "Decoder",
+    "DecoderStrategy",
+    "Model",
+]
+
+
+class EncoderOutput(NamedTuple):
+    """What an encoder gives a decoder.
+
+    - `states`: ``[src, output_size]``, zero at padded positions.
+    - `final`: ``[final_size]``, a summary of the whole input (for a recurrent
+      encoder: the last real state of the top layer, both directions concatenated).
+    """
+
+    states: Float[Array, "src out"]
+    final: Float[Array, " final"]
+
+
+class Memory(NamedTuple):
+    """What attention reads: values, their precomputed keys, and the mask.
+
+    - `values`: ``[src, value]``; `keys`: ``[src, proj]`` from `Attention.precompute`;
+      `mask`: ``[src]``, True on real positions.
+    """
+
+    values: Float[Array, "src value"]
+    keys: Float[Array, "src proj"]
+    mask: Bool[Array, " src"]
+
+
+class DecoderOutput(NamedTuple):
+    """Teacher-forced decoder output: `logits` ``[tgt, vocab]`` and the attention
+    weights ``[tgt, src]`` (None for a decoder without attention)."""
+
+    logits: Float[Array, "tgt vocab"]
+    attention: Float[Array, "tgt src"] | None
+
+
+class Hypotheses(NamedTuple):
+    """Decoded sequences, best first.
+
+    - `tokens`: ``[n_best, max_len]``, `pad` after the end-of-sequence token.
+    - `scores`: ``[n_best]``, the strategy's ranking score (e.g. length-normalised log-prob).
+    - `lengths`: ``[n_best]``, tokens up to and including end-of-sequence.
+    """
+
+    tokens: Int[Array, "n_best max_len"]
+    scores: Float[Array, " n_best"]
+    lengths: Int[Array, " n_best"]
+
+
+StepFn = Callable[[Int[Array, ""], PyTree], tuple[Float[Array, " vocab"], PyTree]]
+"""``step_fn(token, state) -> (logits[vocab], state)``: one decoding step."""
+
+
+class Embedder(eqx.Module):
+    """Maps token ids to vectors.
+
+    Factories are called as ``factory(num_embeddings=V, *, key, **params)``
+    when used as a component.
+    """
+
+    num_embeddings: eqx.AbstractVar[int]
+    embedding_size: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def __call__(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"] | None = None,
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> Float[Array, "seq dim"]:
+        """Embed `ids` ``[seq]`` into ``[seq, embedding_size]``; rows at masked
+        positions are unspecified but finite. Contextual embedders must not let
+        padding change the vectors of real tokens."""
+
+    @abc.abstractmethod
+    def vectors(self) -> Float[Array, "vocab dim"]:
+        """The static vector of every id, ``[num_embeddings, embedding_size]``."""
+
+
+class RecurrentCell(eqx.Module):
+    """One step of a recurrence, split so the input projection leaves the loop.
+
+    ``cell(x, state) == cell.recur(cell.project(x), state)``; a scan computes
+    `project` for all positions as one matrix product, then runs only `recur`.
+    Factories are called as ``factory(input_size=, hidden_size=, *, key, **params)``.
+    """
+
+    input_size: eqx.AbstractVar[int]
+    hidden_size: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def init_state(self) -> PyTree:
+        """The zero state (a PyTree of arrays)."""
+
+    @abc.abstractmethod
+    def project(self, x: Float[Array, " input"]) -> Float[Array, " proj"]:
+        """The input's contribution, ``[input_size] -> [proj]``."""
+
+    @abc.abstractmethod
+    def recur(self, projected: Float[Array, " proj"], state: PyTree) -> PyTree:
+        """The next state from the projected input and the previous state."""
+
+    @abc.abstractmethod
+    def output(self, state: PyTree) -> Float[Array, " hidden"]:
+        """The visible output ``[hidden_size]`` of a state."""
+
+    def __call__(self, x: Float[Array, " input"], state: PyTree) -> PyTree:
+        return self.recur(self.project(x), state)
+
+
+class Encoder(eqx.Module):
+    """Reads a padded sequence of vectors.
+
+    Factories are called as ``factory(input_size=, cell=<cell factory or None>, *,
+    key, **params)``. Padded positions never change the result at real positions.
+    """
+
+    input_size: eqx.AbstractVar[int]
+    output_size: eqx.AbstractVar[int]
+    final_size: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def __call__(
+        self,
+        x: Float[Array, "src input"],
+        mask: Bool[Array, " src"],
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> EncoderOutput:
+        """Encode `x` ``[src, input_size]`` under `mask` ``[src]``."""
+
+
+class Attention(eqx.Module):
+    """Scores memory positions against a query and mixes their values.
+
+    Factories are called as ``factory(query_size=, key_size=, *, key, **params)``.
+    The weights sum to 1 over real positions, are exactly 0 on masked ones, and are
+    never NaN (mask with ``finfo.min``, softmax in float32).
+    `reads_previous_state` says which decoder state the query is: True for
+    Bahdanau (s_{t-1}, before the recurrent step), False for Luong (s_t, after it).
+    """
+
+    query_size: eqx.AbstractVar[int]
+    key_size: eqx.AbstractVar[int]
+    reads_previous_state: eqx.AbstractClassVar[bool]
+
+    @abc.abstractmethod
+    def precompute(self, values: Float[Array, "src key"]) -> Float[Array, "src proj"]:
+        """Query-independent projection of the memory, done once per source."""
+
+    @abc.abstractmethod
+    def __call__(
+        self, query: Float[Array, " query"], memory: Memory
+    ) -> tuple[Float[Array, " key"], Float[Array, " src"]]:
+        """Return `(context [key_size], weights [src])` for one query."""
+
+
+class Decoder(eqx.Module):
+    """Generates tokens conditioned on an encoder's output."""
+
+    vocab_size: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def memory(self, enc: EncoderOutput, mask: Bool[Array, " src"]) -> Memory:
+        """Build the attention memory for one source (keys precomputed once)."""
+
+    @abc.abstractmethod
+    def init_state(self, enc: EncoderOutput) -> PyTree:
+        """The decoder state before the first token."""
+
+    @abc.abstractmethod
+    def step(
+        self,
+        token: Int[Array, ""],
+        state: PyTree,
+        memory: Memory,
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> tuple[Float[Array, " vocab"], PyTree]:
+        """Consume the previous token; return next-token logits and the new state."""
+
+    @abc.abstractmethod
+    def __call__(
+        self,
+        tokens: Int[Array, " tgt"],
+        enc: EncoderOutput,
+        memory: Memory,
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> DecoderOutput:
+        """Teacher forcing: `tokens` ``[tgt]`` are the inputs (BOS first);
+        row t of the logits predicts the token after ``tokens[t]``."""
+
+
+class DecoderStrategy(eqx.Module):
+    """Turns a step function into hypotheses; knows nothing of the decoder.
+
+    Factories are called as ``factory(**params)``. The whole search runs under
+    one `lax.while_loop` with fixed shapes, so it jits and vmaps over a batch.
+    """
+
+    max_length: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def __call__(
+        self,
+        step_fn: StepFn,
+        init_state: PyTree,
+        *,
+        bos: int,
+        eos: int,
+        pad: int,
+        key: PRNGKeyArray | None = None,
+    ) -> Hypotheses:
+        """Decode from `init_state`, starting with `bos`."""
+
+
+class Model(eqx.Module):
+    """An architecture: a final module that owns its components and its spec.
+
+    Built by ``factory(spec, *, key, vocabs)``; `vocabs` maps a vocabulary role
+    (``"src"``, ``"tgt"``, ``"words"``) to a `zoo.data.Vocab` and may be empty.
+    """
+
+    spec: eqx.AbstractVar[ModelSpec]
+    vocabs: eqx.AbstractVar[Mapping[str, Any]]
+
+    @abc.abstractmethod
+    def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
+        """The training loss of a batch (a mapping of batched arrays), a scalar."""

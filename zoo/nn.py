@@ -1,0 +1,72 @@
+"""Small numerical helpers shared by plugins (no algorithm lives here)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int
+
+__all__ = ["masked_softmax", "masked_mean", "sequence_mask", "dropout", "where_mask", "run_cell"]
+
+
+def masked_softmax(scores: Float[Array, " n"], mask: Bool[Array, " n"]) -> Float[Array, " n"]:
+    """Softmax over True positions, in float32; masked entries are exactly 0.
+
+    An all-False mask gives all zeros, never NaN.
+    """
+    dtype = scores.dtype
+    scores = jnp.where(mask, scores.astype(jnp.float32), jnp.finfo(jnp.float32).min)
+    weights = jax.nn.softmax(scores, axis=-1)
+    weights = jnp.where(mask, weights, 0.0)
+    return weights.astype(dtype)
+
+
+def masked_mean(values: Float[Array, "..."], mask: Bool[Array, "..."]) -> Float[Array, ""]:
+    """Mean of `values` over True positions (0 when none)."""
+    mask = mask.astype(values.dtype)
+    return jnp.sum(values * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+
+
+def sequence_mask(lengths: Int[Array, "..."], max_len: int) -> Bool[Array, "... max_len"]:
+    """True for positions below each length."""
+    return jnp.arange(max_len) < lengths[..., None]
+
+
+def dropout(x: Array, rate: float, key: jax.Array | None) -> Array:
+    """Inverted dropout; the identity when `key` is None or `rate` is 0."""
+    if key is None or rate == 0.0:
+        return x
+    keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+    return jnp.where(keep, x / (1.0 - rate), 0.0)
+
+
+def where_mask(mask: Bool[Array, ""], new, old):
+    """Select PyTree `new` where `mask` else `old` (holds recurrent state on pads)."""
+    return jax.tree.map(lambda a, b: jnp.where(mask, a, b), new, old)
+
+
+def run_cell(cell, xs, mask, state=None, *, reverse: bool = False):
+    """Run a `RecurrentCell` over a padded sequence.
+
+    The input projection is one matrix product over all positions; the scan
+    holds the state on padded positions, so pads never change a result.
+
+    **Arguments:**
+
+    - `cell`: a `zoo.RecurrentCell`.
+    - `xs`: ``[seq, input_size]``; `mask`: ``[seq]``, True on real positions.
+    - `state`: initial state (default: `cell.init_state()`).
+    - `reverse`: scan from the last position to the first (a backward RNN).
+
+    **Returns:** ``(outputs [seq, hidden_size], final_state)``; outputs are 0 on pads.
+    """
+    projected = jax.vmap(cell.project)(xs)
+    state = cell.init_state() if state is None else state
+
+    def body(carry, inputs):
+        p, m = inputs
+        carry = where_mask(m, cell.recur(p, carry), carry)
+        return carry, cell.output(carry)
+
+    final, outputs = jax.lax.scan(body, state, (projected, mask), reverse=reverse)
+    return jnp.where(mask[:, None], outputs, 0.0), final

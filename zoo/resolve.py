@@ -1,0 +1,229 @@
+"""Resolve a composite name plus overrides into a `ModelSpec`.
+
+Merge order: component defaults < architecture (scoped) defaults < preset
+params < overrides. An unscoped override (``hidden_size=64``) sets the
+architecture parameter of that name and the parameter of every slot component
+that declares it; a scoped override (``encoder.hidden_size=64``) sets one slot
+and wins over unscoped ones.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zoo.errors import NameSyntaxError, RegistryError, UnknownNameError, UnknownParameterError, close_matches
+from zoo.names import ParsedName, parse_name
+from zoo.spec import NONE, ModelSpec, SlotSpec
+from zoo.tables import ArchitectureEntry, PresetEntry
+
+if TYPE_CHECKING:
+    from zoo.registry import Registry
+
+__all__ = ["resolve", "coerce_param", "architecture_of"]
+
+
+def coerce_param(value: Any, default: Any, where: str) -> Any:
+    """Check `value` against the type of `default`; ints widen to floats."""
+    if default is None or value is None:
+        return value
+    expected = type(default)
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif isinstance(default, list | tuple):
+        ok = isinstance(value, list | tuple)
+        value = list(value) if ok else value
+    else:
+        ok = isinstance(value, expected)
+    if not ok:
+        raise UnknownParameterError(
+            f"{where} must be {expected.__name__} (default {default!r}), got {value!r}"
+        )
+    return value
+
+
+def _expand(
+    registry: Registry, name: str, seen: tuple[str, ...] = ()
+) -> tuple[ArchitectureEntry, list[tuple[str | None, str]], dict[str, Any]]:
+    """Follow presets down to an architecture: (arch, name parts, preset params)."""
+    if name in seen:
+        raise RegistryError(f"presets form a cycle: {' -> '.join((*seen, name))}")
+    entry = registry.model(name)
+    if isinstance(entry, ArchitectureEntry):
+        return entry, [], {}
+    assert isinstance(entry, PresetEntry)
+    try:
+        base = parse_name(entry.base)
+    except NameSyntaxError as error:
+        raise RegistryError(f"preset {name!r}: base {entry.base!r}: {error}") from error
+    arch, parts, params = _expand(registry, base.arch, (*seen, name))
+    return arch, [*parts, *base.parts], {**params, **entry.params}
+
+
+def architecture_of(registry: Registry, name: str) -> ArchitectureEntry:
+    """The architecture a model name (architecture, preset or composite) builds."""
+    return _expand(registry, parse_name(name).arch)[0]
+
+
+def _assign(
+    registry: Registry, arch: ArchitectureEntry, slots: dict[str, str], part: tuple[str | None, str], name: str
+) -> None:
+    slot_name, component = part
+    slot_names = [s.name for s in arch.slots]
+    if slot_name is not None and arch.slot(slot_name) is None:
+        raise UnknownNameError(
+            f"{name!r}: architecture {arch.name!r} has no slot {slot_name!r}; slots: {slot_names}."
+            + close_matches(slot_name, slot_names)
+        )
+    if component == NONE:
+        if slot_name is None:
+            raise NameSyntaxError(f"{name!r}: write 'slot=none' to empty a slot, e.g. 'attention=none'")
+        if not arch.slot(slot_name).optional:
+            raise RegistryError(f"{name!r}: slot {slot_name!r} of {arch.name!r} cannot be empty")
+        slots[slot_name] = NONE
+        return
+    entry = registry.component(component)
+    if slot_name is not None:
+        slot = arch.slot(slot_name)
+        if slot.kind != entry.kind:
+            raise RegistryError(
+                f"{name!r}: slot {slot_name!r} takes a {slot.kind}, but {component!r} is a {entry.kind}"
+            )
+        slots[slot_name] = component
+        return
+    fits = [s.name for s in arch.slots if s.kind == entry.kind]
+    if not fits:
+        raise RegistryError(
+            f"{name!r}: {component!r} is a {entry.kind}, and {arch.name!r} has no slot of that kind; "
+            f"its slots: {', '.join(f'{s.name} ({s.kind})' for s in arch.slots)}"
+        )
+    if len(fits) > 1:
+        options = ", ".join(f"'+{s}={component}'" for s in fits)
+        raise RegistryError(f"{name!r}: {component!r} fits several slots of {arch.name!r}; write {options}")
+    slots[fits[0]] = component
+
+
+class _Params:
+    """Architecture and per-slot parameters while overrides are applied."""
+
+    def __init__(self, registry: Registry, arch: ArchitectureEntry, slots: dict[str, str]) -> None:
+        self.arch = arch
+        self.top: dict[str, Any] = dict(arch.params)
+        self.defaults: dict[str, dict[str, Any]] = {}
+        for slot, component in slots.items():
+            declared = {} if component == NONE else dict(registry.component(component).params)
+            self.defaults[slot] = declared
+        self.by_slot = {slot: dict(values) for slot, values in self.defaults.items()}
+        for slot, values in arch.scoped.items():
+            self.apply_scoped(slot, values, strict=False)
+
+    def valid_keys(self) -> list[str]:
+        keys = list(self.top)
+        for slot, values in self.by_slot.items():
+            keys += [f"{slot}.{k}" for k in values]
+        return sorted(keys)
+
+    def apply_scoped(self, slot: str, values: dict[str, Any], *, strict: bool) -> None:
+        if slot not in self.by_slot:
+            raise UnknownParameterError(
+                f"{self.arch.name!r} has no slot {slot!r}; slots: {sorted(self.by_slot)}."
+                + close_matches(slot, self.by_slot)
+            )
+        for key, value in values.items():
+            if key not in self.by_slot[slot]:
+                if not strict:
+                    continue
+                valid = sorted(self.by_slot[slot])
+                raise UnknownParameterError(
+                    f"{slot}.{key} is not a hyperparameter of {slot} component; valid: "
+                    f"{[f'{slot}.{k}' for k in valid]}." + close_matches(f"{slot}.{key}", [f"{slot}.{k}" for k in valid])
+                )
+            where = f"{slot}.{key}"
+            self.by_slot[slot][key] = coerce_param(value, self.defaults[slot][key], where)
+
+    def apply_unscoped(self, key: str, value: Any, *, strict: bool) -> None:
+        hit = False
+        if key in self.top:
+            self.top[key] = coerce_param(value, self.arch.params[key], key)
+            hit = True
+        for slot, values in self.by_slot.items():
+            if key in values:
+                values[key] = coerce_param(value, self.defaults[slot][key], f"{slot}.{key}")
+                hit = True
+        if not hit and strict:
+            valid = self.valid_keys()
+            raise UnknownParameterError(
+                f"{key!r} is not a hyperparameter of {self.arch.name!r}; valid keys: {valid}."
+                + close_matches(key, [*valid, *(k.split('.', 1)[-1] for k in valid)])
+            )
+
+    def apply(self, overrides: dict[str, Any], *, strict: bool) -> None:
+        scoped: dict[str, dict[str, Any]] = {}
+        for key, value in overrides.items():
+            if "." in key:
+                slot, _, sub = key.partition(".")
+                scoped.setdefault(slot, {})[sub] = value
+            else:
+                self.apply_unscoped(key, value, strict=strict)
+        for slot, values in scoped.items():
+            self.apply_scoped(slot, values, strict=strict)
+
+
+def _canonical(registry: Registry, base: str, arch: ArchitectureEntry, base_slots: dict[str, str], slots: dict[str, str]) -> str:
+    name = base
+    for slot in arch.slots:
+        component = slots[slot.name]
+        if component == base_slots[slot.name]:
+            continue
+        unique = component != NONE and sum(
+            s.kind == registry.component(component).kind for s in arch.slots
+        ) == 1
+        name += f"+{component}" if unique else f"+{slot.name}={component}"
+    return name
+
+
+def resolve(registry: Registry, name: str, overrides: dict[str, Any]) -> ModelSpec:
+    """See module docstring."""
+    parsed: ParsedName = parse_name(name)
+    arch, preset_parts, preset_params = _expand(registry, parsed.arch)
+    base_slots = {s.name: s.default for s in arch.slots}
+    for part in preset_parts:
+        _assign(registry, arch, base_slots, part, name)
+    slots = dict(base_slots)
+    for part in parsed.parts:
+        _assign(registry, arch, slots, part, name)
+    params = _Params(registry, arch, slots)
+    params.apply(preset_params, strict=False)
+    params.apply(dict(overrides), strict=True)
+    slot_specs = []
+    for slot in arch.slots:
+        component = slots[slot.name]
+        entry = None if component == NONE else registry.component(component)
+        slot_specs.append(
+            SlotSpec.from_json(
+                {
+                    "slot": slot.name,
+                    "kind": slot.kind,
+                    "component": component,
+                    "factory": entry.factory if entry else None,
+                    "plugin": entry.plugin if entry else None,
+                    "params": params.by_slot[slot.name],
+                }
+            )
+        )
+    preset = parsed.arch if parsed.arch != arch.name else None
+    return ModelSpec.create(
+        name=_canonical(registry, parsed.arch, arch, base_slots, slots),
+        arch=arch.name,
+        factory=arch.factory,
+        plugin=arch.plugin,
+        params=params.top,
+        slots=tuple(slot_specs),
+        vocabularies=arch.vocabularies,
+        preset=preset,
+        tag=parsed.tag,
+    )

@@ -1,0 +1,274 @@
+"""Registry tables: the parsed, validated form of `registry.toml` and plugin fragments.
+
+A table file has three sections::
+
+    [components.<name>]     kind, factory ("module:attr"), plugin, params, test, summary, paper
+    [architectures.<name>]  factory, plugin, slots, params, vocabularies, provides, test, summary
+    [presets.<name>]        base (a model name), params (dotted keys allowed), summary
+
+Slots are declared as ``slot = { kind = "...", default = "...", optional = true }``.
+Architecture `params` may hold a table per slot: defaults for that slot's component.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zoo.errors import RegistryError
+from zoo.names import IDENTIFIER
+
+__all__ = [
+    "ComponentEntry",
+    "SlotEntry",
+    "ArchitectureEntry",
+    "PresetEntry",
+    "Tables",
+    "parse_tables",
+    "read_tables",
+]
+
+
+@dataclass(frozen=True)
+class ComponentEntry:
+    """A component: fills one slot of an architecture (an attention, a cell, ...)."""
+
+    name: str
+    kind: str
+    factory: str
+    plugin: str | None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    test: Mapping[str, Any] = field(default_factory=dict)
+    summary: str = ""
+    paper: str = ""
+
+
+@dataclass(frozen=True)
+class SlotEntry:
+    """A slot of an architecture: the kind it takes and its default component."""
+
+    name: str
+    kind: str
+    default: str
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class ArchitectureEntry:
+    """An architecture: a final module that owns components in named slots."""
+
+    name: str
+    factory: str
+    plugin: str | None
+    slots: tuple[SlotEntry, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    scoped: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    vocabularies: Mapping[str, str] = field(default_factory=dict)
+    provides: str | None = None
+    test: Mapping[str, Any] = field(default_factory=dict)
+    summary: str = ""
+    paper: str = ""
+
+    def slot(self, name: str) -> SlotEntry | None:
+        return next((s for s in self.slots if s.name == name), None)
+
+
+@dataclass(frozen=True)
+class PresetEntry:
+    """A named model: a base name plus hyperparameter overrides."""
+
+    name: str
+    base: str
+    plugin: str | None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    summary: str = ""
+    paper: str = ""
+
+
+@dataclass
+class Tables:
+    """Entries from one source, before they join a registry."""
+
+    components: dict[str, ComponentEntry] = field(default_factory=dict)
+    architectures: dict[str, ArchitectureEntry] = field(default_factory=dict)
+    presets: dict[str, PresetEntry] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        return [*self.components, *self.architectures, *self.presets]
+
+    def for_plugin(self, plugin: str) -> Tables:
+        """The entries whose `plugin` is `plugin`."""
+        return Tables(
+            {k: v for k, v in self.components.items() if v.plugin == plugin},
+            {k: v for k, v in self.architectures.items() if v.plugin == plugin},
+            {k: v for k, v in self.presets.items() if v.plugin == plugin},
+        )
+
+    def plugins(self) -> set[str]:
+        entries = [*self.components.values(), *self.architectures.values(), *self.presets.values()]
+        return {e.plugin for e in entries if e.plugin}
+
+
+_COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "test", "summary", "paper"}
+_ARCH_KEYS = {
+    "factory", "plugin", "slots", "params", "vocabularies", "provides", "test", "summary", "paper",
+}
+_PRESET_KEYS = {"base", "plugin", "params", "summary", "paper"}
+
+
+def _table(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise RegistryError(f"{where} must be a table, got {type(value).__name__}")
+    return value
+
+
+def _check_keys(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise RegistryError(f"{where}: unknown keys {unknown}; allowed: {sorted(allowed)}")
+
+
+def _require(data: Mapping[str, Any], key: str, where: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise RegistryError(f"{where}: '{key}' must be a non-empty string")
+    return value
+
+
+def _check_name(name: str, where: str) -> str:
+    if not IDENTIFIER.match(name):
+        raise RegistryError(f"{where}: {name!r} is not a valid name (lowercase, digits, '-', '_')")
+    return name
+
+
+def _plugin_of(data: Mapping[str, Any], plugin: str | None, where: str) -> str | None:
+    declared = data.get("plugin")
+    if plugin is not None and declared not in (None, plugin):
+        raise RegistryError(f"{where}: plugin {plugin!r} cannot register names for {declared!r}")
+    return plugin if plugin is not None else declared
+
+
+def _component(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> ComponentEntry:
+    where = f"{src}: components.{name}"
+    _check_keys(data, _COMPONENT_KEYS, where)
+    return ComponentEntry(
+        name=_check_name(name, where),
+        kind=_check_name(_require(data, "kind", where), where),
+        factory=_require(data, "factory", where),
+        plugin=_plugin_of(data, plugin, where),
+        params=dict(_table(data.get("params", {}), f"{where}.params")),
+        test=dict(_table(data.get("test", {}), f"{where}.test")),
+        summary=str(data.get("summary", "")),
+        paper=str(data.get("paper", "")),
+    )
+
+
+def _slot(name: str, data: Any, where: str) -> SlotEntry:
+    data = _table(data, f"{where}.slots.{name}")
+    _check_keys(data, {"kind", "default", "optional"}, f"{where}.slots.{name}")
+    return SlotEntry(
+        name=_check_name(name, where),
+        kind=_require(data, "kind", f"{where}.slots.{name}"),
+        default=_require(data, "default", f"{where}.slots.{name}"),
+        optional=bool(data.get("optional", False)),
+    )
+
+
+def _architecture(
+    name: str, data: Mapping[str, Any], plugin: str | None, src: str
+) -> ArchitectureEntry:
+    where = f"{src}: architectures.{name}"
+    _check_keys(data, _ARCH_KEYS, where)
+    slots = tuple(_slot(k, v, where) for k, v in _table(data.get("slots", {}), where).items())
+    slot_names = {s.name for s in slots}
+    params: dict[str, Any] = {}
+    scoped: dict[str, dict[str, Any]] = {}
+    for key, value in _table(data.get("params", {}), f"{where}.params").items():
+        if isinstance(value, Mapping):
+            if key not in slot_names:
+                raise RegistryError(f"{where}.params.{key}: no slot named {key!r}")
+            scoped[key] = dict(value)
+        else:
+            params[key] = value
+    vocabularies = dict(_table(data.get("vocabularies", {}), f"{where}.vocabularies"))
+    for role, size_param in vocabularies.items():
+        if size_param not in params:
+            raise RegistryError(f"{where}.vocabularies.{role}: {size_param!r} is not in params")
+    return ArchitectureEntry(
+        name=_check_name(name, where),
+        factory=_require(data, "factory", where),
+        plugin=_plugin_of(data, plugin, where),
+        slots=slots,
+        params=params,
+        scoped=scoped,
+        vocabularies=vocabularies,
+        provides=data.get("provides"),
+        test=dict(_table(data.get("test", {}), f"{where}.test")),
+        summary=str(data.get("summary", "")),
+        paper=str(data.get("paper", "")),
+    )
+
+
+def _flatten_params(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in params.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten_params(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _preset(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> PresetEntry:
+    where = f"{src}: presets.{name}"
+    _check_keys(data, _PRESET_KEYS, where)
+    return PresetEntry(
+        name=_check_name(name, where),
+        base=_require(data, "base", where),
+        plugin=_plugin_of(data, plugin, where),
+        params=_flatten_params(_table(data.get("params", {}), f"{where}.params")),
+        summary=str(data.get("summary", "")),
+        paper=str(data.get("paper", "")),
+    )
+
+
+def parse_tables(data: Mapping[str, Any], *, plugin: str | None = None, source: str) -> Tables:
+    """Validate parsed TOML into `Tables`.
+
+    With `plugin` given, every entry belongs to that plugin (a plugin may not
+    register names on behalf of another). Raises `RegistryError` naming the
+    source and the offending key.
+    """
+    _check_keys(data, {"format", "components", "architectures", "presets"}, source)
+    tables = Tables()
+    for name, value in _table(data.get("components", {}), source).items():
+        tables.components[name] = _component(name, _table(value, name), plugin, source)
+    for name, value in _table(data.get("architectures", {}), source).items():
+        tables.architectures[name] = _architecture(name, _table(value, name), plugin, source)
+    for name, value in _table(data.get("presets", {}), source).items():
+        tables.presets[name] = _preset(name, _table(value, name), plugin, source)
+    seen: dict[str, str] = {}
+    for section in ("components", "architectures", "presets"):
+        for name in getattr(tables, section):
+            if name in seen:
+                raise RegistryError(f"{source}: {name!r} is both in {seen[name]} and {section}")
+            seen[name] = section
+    return tables
+
+
+def read_tables(source: str | Path | Mapping[str, Any], *, plugin: str | None = None) -> Tables:
+    """Parse a TOML file path, TOML text, or an already parsed mapping."""
+    if isinstance(source, Mapping):
+        return parse_tables(source, plugin=plugin, source=f"tables of plugin {plugin!r}")
+    if isinstance(source, Path):
+        text, label = source.read_text(encoding="utf-8"), str(source)
+    else:
+        text, label = source, f"tables of plugin {plugin!r}"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise RegistryError(f"{label}: invalid TOML: {error}") from error
+    return parse_tables(data, plugin=plugin, source=label)

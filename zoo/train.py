@@ -1,0 +1,191 @@
+"""One generic training loop for every zoo model.
+
+A jit-compiled step (loss, gradients, optax update) runs on batches of static
+shapes; a progress bar shows loss and throughput; evaluation and checkpoints
+run every so many steps; a resumed run continues exactly where the checkpoint
+stopped (same parameters as an uninterrupted run). A NaN or infinite loss or
+gradient stops training with `TrainingDiverged`, keeping the last finite
+parameters.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from tqdm.auto import tqdm
+
+from zoo.checkpoint import load_checkpoint, save_checkpoint
+from zoo.data.batching import BatchSource
+from zoo.errors import TrainingDiverged
+
+__all__ = ["train", "TrainResult", "make_step"]
+
+LossFn = Callable[..., jax.Array]
+
+
+@dataclass
+class TrainResult:
+    """What `train` returns.
+
+    - `model`, `opt_state`: the final training state.
+    - `step`: steps done in total (including those before a resume).
+    - `position`: where the data stream would continue.
+    - `history`: one dict per log or evaluation point (``step``, ``loss``, ``units_per_s``, metrics).
+    - `compilations`: how many times the step was traced (one per batch shape).
+    """
+
+    model: Any
+    opt_state: Any
+    step: int
+    position: dict[str, Any] | None
+    history: list[dict[str, float]] = field(default_factory=list)
+    compilations: int = 0
+
+
+def _all_finite(tree: Any) -> jax.Array:
+    leaves = [jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(eqx.filter(tree, eqx.is_inexact_array))]
+    return jnp.all(jnp.stack(leaves)) if leaves else jnp.bool_(True)
+
+
+def make_step(loss_fn: LossFn, optimizer: optax.GradientTransformation, counter: list[int]):
+    """Build the jitted step ``(model, opt_state, batch, key, bad_step, step) -> ...``.
+
+    Once a step produces a non-finite loss or gradient, that step and all later
+    ones leave the state unchanged and `bad_step` records where it happened.
+    """
+
+    @eqx.filter_jit(donate="all-except-first")
+    def step(model, opt_state, batch, key, bad_step, index):
+        counter[0] += 1  # runs at trace time only: counts compilations
+        loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch, key=key)
+        params = eqx.filter(model, eqx.is_inexact_array)
+        updates, new_opt = optimizer.update(grads, opt_state, params)
+        new_model = eqx.apply_updates(model, updates)
+        ok = jnp.isfinite(loss) & _all_finite(grads) & (bad_step < 0)
+        keep = lambda new, old: jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, old)
+        model_arrays, static = eqx.partition(new_model, eqx.is_array)
+        old_arrays, _ = eqx.partition(model, eqx.is_array)
+        model = eqx.combine(keep(model_arrays, old_arrays), static)
+        opt_state = keep(new_opt, opt_state)
+        bad_step = jnp.where((bad_step < 0) & ~ok, index, bad_step)
+        return model, opt_state, jnp.where(ok, loss, 0.0), bad_step
+
+    return step
+
+
+def _count_units(batch: Mapping[str, np.ndarray], units: str | Callable[[Mapping[str, np.ndarray]], int]) -> int:
+    if callable(units):
+        return int(units(batch))
+    if units in batch:
+        return int(np.sum(batch[units]))
+    return len(next(iter(batch.values())))
+
+
+def train(
+    model: Any,
+    data: BatchSource,
+    *,
+    steps: int,
+    key: jax.Array,
+    optimizer: optax.GradientTransformation | None = None,
+    loss: LossFn | None = None,
+    evaluate: Callable[[Any], Mapping[str, float]] | None = None,
+    eval_every: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int | None = None,
+    resume: bool = False,
+    log_every: int = 50,
+    units: str | Callable[[Mapping[str, np.ndarray]], int] = "examples",
+    progress: bool = True,
+    description: str | None = None,
+) -> TrainResult:
+    """Train `model` for `steps` optimiser steps in total.
+
+    **Arguments:**
+
+    - `model`: a zoo model (any Equinox module works with an explicit `loss`).
+    - `data`: a `BatchSource`; batches are dicts of NumPy arrays of static shapes.
+    - `steps`: total steps; a resumed run does only what is left.
+    - `key`: training randomness; step i uses ``fold_in(key, i)``, so resuming is exact.
+    - `optimizer`: an optax transformation (default Adam 1e-3).
+    - `loss`: ``loss(model, batch, *, key) -> scalar`` (default: the model's `loss`).
+    - `evaluate`, `eval_every`: ``evaluate(model) -> {metric: value}`` every so many steps and at the end.
+    - `checkpoint`, `checkpoint_every`: a file for the training state, written every
+      so many steps and at the end; with `resume`, training continues from it if it exists.
+    - `log_every`: steps between progress updates (each costs one device sync).
+    - `units`: what throughput counts: a batch key to sum (``"tgt_mask"`` counts
+      target tokens), a function of the batch, or ``"examples"`` (rows).
+    """
+    optimizer = optimizer if optimizer is not None else optax.adam(1e-3)
+    loss_fn = loss if loss is not None else type(model).loss
+    opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))
+    start, position = 0, None
+    checkpoint = Path(checkpoint) if checkpoint is not None else None
+    if resume and checkpoint is not None and checkpoint.exists():
+        model, opt_state, start, position = load_checkpoint(checkpoint, opt_state)
+    counter = [0]
+    step_fn = make_step(loss_fn, optimizer, counter)
+    history: list[dict[str, float]] = []
+    bad = jnp.int32(-1)
+    loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
+    bar = tqdm(total=steps, initial=start, disable=not progress, desc=description, unit="step", dynamic_ncols=True)
+    stream = data.iterate(position)
+    step = start
+    try:
+        while step < steps:
+            batch, position = next(stream)
+            units_done += _count_units(batch, units)
+            model, opt_state, loss_value, bad = step_fn(
+                model, opt_state, batch, jax.random.fold_in(key, step), bad, jnp.int32(step)
+            )
+            loss_sum, loss_count, step = loss_sum + loss_value, loss_count + 1, step + 1
+            bar.update(1)
+            at_end = step == steps
+            if step % log_every == 0 or at_end:
+                failure = _divergence(bad, step, checkpoint)
+                if failure is not None:
+                    failure.result = TrainResult(model, opt_state, step, position, history, counter[0])
+                    raise failure
+                elapsed = max(time.perf_counter() - t0, 1e-9)
+                record = {"step": step, "loss": float(loss_sum) / loss_count, "units_per_s": units_done / elapsed}
+                bar.set_postfix(loss=f"{record['loss']:.4f}", rate=_rate(record["units_per_s"], units))
+                history.append(record)
+                loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
+            if evaluate is not None and ((eval_every and step % eval_every == 0) or at_end):
+                metrics = {k: float(v) for k, v in evaluate(model).items()}
+                history.append({"step": step, **metrics})
+                bar.write(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items()))
+            if checkpoint is not None and ((checkpoint_every and step % checkpoint_every == 0) or at_end):
+                save_checkpoint(checkpoint, model, opt_state, step=step, position=position)
+    finally:
+        bar.close()
+    return TrainResult(model, opt_state, step, position, history, counter[0])
+
+
+def _rate(value: float, units: Any) -> str:
+    name = units if isinstance(units, str) else "units"
+    name = {"tgt_mask": "tok", "examples": "ex"}.get(name, name)
+    return f"{value / 1000:.1f}k {name}/s" if value >= 1000 else f"{value:.0f} {name}/s"
+
+
+def _divergence(bad: jax.Array, step: int, checkpoint: Path | None) -> TrainingDiverged | None:
+    """The error to raise if a step went non-finite (its `.result` holds the kept state)."""
+    first = int(bad)
+    if first < 0:
+        return None
+    where = f"; the last checkpoint is {checkpoint}" if checkpoint is not None and checkpoint.exists() else ""
+    return TrainingDiverged(
+        f"the loss or a gradient became NaN or infinite at step {first}; the parameters from before that "
+        f"step are kept (training stopped at step {step}){where}. Lower the learning rate, add gradient "
+        "clipping (optax.clip_by_global_norm), or check the data for bad values."
+    )
