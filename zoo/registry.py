@@ -23,7 +23,7 @@ from zoo.errors import (
     close_matches,
 )
 from zoo.plugins import PluginRecord
-from zoo.tables import ArchitectureEntry, ComponentEntry, PresetEntry, Tables, read_tables
+from zoo.tables import ArchitectureEntry, ComponentEntry, DemoEntry, PresetEntry, Tables, read_tables
 
 __all__ = ["Registry", "default_registry", "reset_default_registry"]
 
@@ -43,6 +43,7 @@ class Registry:
         self.components: dict[str, ComponentEntry] = {}
         self.architectures: dict[str, ArchitectureEntry] = {}
         self.presets: dict[str, PresetEntry] = {}
+        self.demos: dict[str, DemoEntry] = {}
         self.providers: dict[str, list[str | None]] = {}
         self.plugins: dict[str, PluginRecord] = {}
         self.manager = _plugins.make_plugin_manager()
@@ -63,7 +64,21 @@ class Registry:
                 allowed.components.update(part.components)
                 allowed.architectures.update(part.architectures)
                 allowed.presets.update(part.presets)
+                allowed.demos.update(part.demos)
         return cls(allowed)
+
+    @classmethod
+    def for_listing(cls, environ: Mapping[str, str] | None = None) -> Registry:
+        """The catalogue (no plugin code) plus plugins the catalogue does not describe.
+
+        Third-party plugins register their names only when loaded, so their
+        (light) entry points are loaded; built-in ones are not.
+        """
+        registry = cls.from_catalogue(environ)
+        known = catalogue().plugins()
+        others = [ep for ep in _plugins.discover_entry_points() if ep.name not in known]
+        registry.load_plugins(others, environ)
+        return registry
 
     @classmethod
     def with_plugins(
@@ -79,6 +94,8 @@ class Registry:
     def add_tables(self, tables: Tables, plugin: str | None = None) -> list[str]:
         """Add entries; return the names that became contested."""
         contested = []
+        for name, entry in tables.demos.items():
+            self.demos.setdefault(name, entry)
         for section in ("components", "architectures", "presets"):
             for name, entry in getattr(tables, section).items():
                 owner = plugin if plugin is not None else entry.plugin

@@ -5,6 +5,7 @@ A table file has three sections::
     [components.<name>]     kind, factory ("module:attr"), plugin, params, test, summary, paper
     [architectures.<name>]  factory, plugin, slots, params, vocabularies, provides, test, summary
     [presets.<name>]        base (a model name), params (dotted keys allowed), summary
+    [demos.<name>]          run ("module:function"), summary: ``zoo demo <name>``
 
 Slots are declared as ``slot = { kind = "...", default = "...", optional = true }``.
 Architecture `params` may hold a table per slot: defaults for that slot's component.
@@ -26,6 +27,7 @@ __all__ = [
     "SlotEntry",
     "ArchitectureEntry",
     "PresetEntry",
+    "DemoEntry",
     "Tables",
     "parse_tables",
     "read_tables",
@@ -68,6 +70,7 @@ class ArchitectureEntry:
     scoped: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     vocabularies: Mapping[str, str] = field(default_factory=dict)
     provides: str | None = None
+    recipe: str | None = None
     test: Mapping[str, Any] = field(default_factory=dict)
     summary: str = ""
     paper: str = ""
@@ -88,6 +91,16 @@ class PresetEntry:
     paper: str = ""
 
 
+@dataclass(frozen=True)
+class DemoEntry:
+    """A demonstration run by ``zoo demo <name>``: ``run(argv) -> exit code``."""
+
+    name: str
+    run: str
+    plugin: str | None
+    summary: str = ""
+
+
 @dataclass
 class Tables:
     """Entries from one source, before they join a registry."""
@@ -95,8 +108,10 @@ class Tables:
     components: dict[str, ComponentEntry] = field(default_factory=dict)
     architectures: dict[str, ArchitectureEntry] = field(default_factory=dict)
     presets: dict[str, PresetEntry] = field(default_factory=dict)
+    demos: dict[str, DemoEntry] = field(default_factory=dict)
 
     def names(self) -> list[str]:
+        """Component, architecture and preset names (one namespace); demos have their own."""
         return [*self.components, *self.architectures, *self.presets]
 
     def for_plugin(self, plugin: str) -> Tables:
@@ -105,18 +120,21 @@ class Tables:
             {k: v for k, v in self.components.items() if v.plugin == plugin},
             {k: v for k, v in self.architectures.items() if v.plugin == plugin},
             {k: v for k, v in self.presets.items() if v.plugin == plugin},
+            {k: v for k, v in self.demos.items() if v.plugin == plugin},
         )
 
     def plugins(self) -> set[str]:
         entries = [*self.components.values(), *self.architectures.values(), *self.presets.values()]
+        entries += list(self.demos.values())
         return {e.plugin for e in entries if e.plugin}
 
 
 _COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "test", "summary", "paper"}
 _ARCH_KEYS = {
-    "factory", "plugin", "slots", "params", "vocabularies", "provides", "test", "summary", "paper",
+    "factory", "plugin", "slots", "params", "vocabularies", "provides", "recipe", "test", "summary", "paper",
 }
 _PRESET_KEYS = {"base", "plugin", "params", "summary", "paper"}
+_DEMO_KEYS = {"run", "plugin", "summary"}
 
 
 def _table(value: Any, where: str) -> Mapping[str, Any]:
@@ -206,6 +224,7 @@ def _architecture(
         scoped=scoped,
         vocabularies=vocabularies,
         provides=data.get("provides"),
+        recipe=data.get("recipe"),
         test=dict(_table(data.get("test", {}), f"{where}.test")),
         summary=str(data.get("summary", "")),
         paper=str(data.get("paper", "")),
@@ -235,6 +254,17 @@ def _preset(name: str, data: Mapping[str, Any], plugin: str | None, src: str) ->
     )
 
 
+def _demo(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> DemoEntry:
+    where = f"{src}: demos.{name}"
+    _check_keys(data, _DEMO_KEYS, where)
+    return DemoEntry(
+        name=_check_name(name, where),
+        run=_require(data, "run", where),
+        plugin=_plugin_of(data, plugin, where),
+        summary=str(data.get("summary", "")),
+    )
+
+
 def parse_tables(data: Mapping[str, Any], *, plugin: str | None = None, source: str) -> Tables:
     """Validate parsed TOML into `Tables`.
 
@@ -242,7 +272,7 @@ def parse_tables(data: Mapping[str, Any], *, plugin: str | None = None, source: 
     register names on behalf of another). Raises `RegistryError` naming the
     source and the offending key.
     """
-    _check_keys(data, {"format", "components", "architectures", "presets"}, source)
+    _check_keys(data, {"format", "components", "architectures", "presets", "demos"}, source)
     tables = Tables()
     for name, value in _table(data.get("components", {}), source).items():
         tables.components[name] = _component(name, _table(value, name), plugin, source)
@@ -250,6 +280,8 @@ def parse_tables(data: Mapping[str, Any], *, plugin: str | None = None, source: 
         tables.architectures[name] = _architecture(name, _table(value, name), plugin, source)
     for name, value in _table(data.get("presets", {}), source).items():
         tables.presets[name] = _preset(name, _table(value, name), plugin, source)
+    for name, value in _table(data.get("demos", {}), source).items():
+        tables.demos[name] = _demo(name, _table(value, name), plugin, source)
     seen: dict[str, str] = {}
     for section in ("components", "architectures", "presets"):
         for name in getattr(tables, section):

@@ -1,0 +1,1 @@
+"""The ``zoo`` command line."""

@@ -1,0 +1,42 @@
+"""``zoo train NAME [options]``: train any model whose architecture has a recipe."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from zoo.errors import UnknownNameError
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train a model by name (zoo train NAME --help lists its options)",
+        add_help=False,
+    )
+    p.add_argument("name", nargs="?", help="model name, e.g. seq2seq+luong-general")
+    p.set_defaults(run=run, passthrough=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from zoo.cli.common import parse_overrides
+    from zoo.registry import default_registry
+    from zoo.resolve import architecture_of
+    from zoo.spec import import_factory
+
+    if args.name is None or args.name in ("-h", "--help"):
+        print("usage: zoo train NAME [options]   (zoo train NAME --help for the options of NAME)")
+        return 0
+    registry = default_registry()
+    arch = architecture_of(registry, args.name)
+    if arch.recipe is None:
+        raise UnknownNameError(f"{arch.name!r} has no training recipe; train it from Python with zoo.train")
+    recipe = import_factory(arch.recipe, plugin=arch.plugin)
+    parser = argparse.ArgumentParser(prog=f"zoo train {args.name}", description=arch.summary)
+    recipe.add_arguments(parser)
+    options = parser.parse_args(args.rest)
+    path = recipe.train(args.name, options, parse_overrides(options.set))
+    print(f"saved {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,42 @@
+"""Recipes: how ``zoo train NAME`` turns command-line options into a training run.
+
+An architecture names its recipe in the registry (``recipe = "module:attr"``).
+A recipe adds its own options (``--corpus``, ``--pairs``, ...) to the common
+ones below, then trains with `zoo.train` and saves the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["Recipe", "add_common_arguments"]
+
+
+class Recipe(Protocol):
+    """What an architecture's recipe object provides."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add this architecture's options (data files, sizes) to `parser`."""
+        ...
+
+    def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        """Train the model `name` with `overrides` as `options` say; return the saved file."""
+        ...
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_size: int, lr: float) -> None:
+    """Options every recipe accepts, with the recipe's defaults."""
+    parser.add_argument("--out", type=Path, required=True, help="where to save the trained model (.safetensors)")
+    parser.add_argument("--steps", type=int, default=steps, help=f"optimiser steps (default {steps})")
+    parser.add_argument("--batch-size", type=int, default=batch_size, help=f"default {batch_size}")
+    parser.add_argument("--lr", type=float, default=lr, help=f"learning rate (default {lr})")
+    parser.add_argument("--seed", type=int, default=0, help="parameter and data-order seed")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[],
+                        help="a hyperparameter, dotted to scope it: --set encoder.num_layers=2")
+    parser.add_argument("--checkpoint", type=Path, help="training-state file for --resume")
+    parser.add_argument("--checkpoint-every", type=int, default=500)
+    parser.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
+    parser.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: at the end)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
