@@ -9,7 +9,7 @@ from zoo.plugins import PluginRecord
 from zoo.registry import default_registry
 from zoo.spec import ModelSpec
 
-__all__ = ["describe", "list_models", "list_components", "list_plugins"]
+__all__ = ["describe", "list_components", "list_models", "list_plugins"]
 
 
 def describe(name: str, **overrides: Any) -> ModelSpec:

@@ -12,7 +12,7 @@ from zoo.registry import Registry, default_registry
 from zoo.resolve import architecture_of, coerce_param
 from zoo.spec import ModelSpec, SlotSpec, import_factory
 
-__all__ = ["build", "build_from_spec", "build_component", "component_spec", "check_available", "as_vocabularies"]
+__all__ = ["as_vocabularies", "build", "build_component", "build_from_spec", "check_available", "component_spec"]
 
 
 def as_vocabularies(vocab: Vocab | Mapping[str, Vocab] | None, roles: Mapping[str, str], model: str) -> Vocabularies:
@@ -21,9 +21,7 @@ def as_vocabularies(vocab: Vocab | Mapping[str, Vocab] | None, roles: Mapping[st
         return Vocabularies()
     if isinstance(vocab, Vocab):
         if len(roles) != 1:
-            raise UnknownParameterError(
-                f"{model!r} takes vocabularies {sorted(roles)}; pass vocab={{role: Vocab}}"
-            )
+            raise UnknownParameterError(f"{model!r} takes vocabularies {sorted(roles)}; pass vocab={{role: Vocab}}")
         return Vocabularies({next(iter(roles)): vocab})
     unknown = sorted(set(vocab) - set(roles))
     if unknown:
@@ -92,9 +90,7 @@ def build(
     return build_from_spec(spec, key=key, vocabs=vocabs)
 
 
-def component_spec(
-    name: str, *, kind: str | None = None, registry: Registry | None = None, **params: Any
-) -> SlotSpec:
+def component_spec(name: str, *, kind: str | None = None, registry: Registry | None = None, **params: Any) -> SlotSpec:
     """Resolve one component on its own: its defaults plus `params`, checked.
 
     Call ``.build(**wired)`` on the result with the sizes and key its kind's
@@ -113,8 +109,14 @@ def component_spec(
             )
         resolved[key] = coerce_param(value, entry.params[key], key)
     spec = SlotSpec.from_json(
-        {"slot": entry.kind, "kind": entry.kind, "component": name, "factory": entry.factory,
-         "plugin": entry.plugin, "params": resolved}
+        {
+            "slot": entry.kind,
+            "kind": entry.kind,
+            "component": name,
+            "factory": entry.factory,
+            "plugin": entry.plugin,
+            "params": resolved,
+        }
     )
     record = registry.plugins.get(entry.plugin) if entry.plugin else None
     if entry.plugin and (record is None or not record.ok):

@@ -16,7 +16,7 @@ from zoo.errors import RegistryError
 from zoo.hookspecs import hookimpl
 from zoo.tables import Tables, read_tables
 
-__all__ = ["catalogue_path", "catalogue", "CataloguePlugin"]
+__all__ = ["CataloguePlugin", "catalogue", "catalogue_path"]
 
 
 def catalogue_path() -> Path:
@@ -27,9 +27,7 @@ def catalogue_path() -> Path:
     checkout = Path(__file__).resolve().parent.parent / "registry.toml"
     if checkout.is_file():
         return checkout
-    raise RegistryError(
-        "zoo's registry.toml is missing from the installation; reinstall zoo (pip install zoo)"
-    )
+    raise RegistryError("zoo's registry.toml is missing from the installation; reinstall zoo (pip install zoo)")
 
 
 @functools.cache

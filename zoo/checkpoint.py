@@ -20,7 +20,7 @@ from zoo.errors import WeightsError
 from zoo.registry import Registry
 from zoo.weights import RESERVED_PREFIX, array_paths, fill, load, read_file, save
 
-__all__ = ["Checkpoint", "save_checkpoint", "load_checkpoint"]
+__all__ = ["Checkpoint", "load_checkpoint", "save_checkpoint"]
 
 _OPT = RESERVED_PREFIX + "opt."
 
@@ -47,16 +47,14 @@ def save_checkpoint(
     return save(model, path, metadata={"zoo.checkpoint": progress}, tensors=tensors, registry=registry)
 
 
-def load_checkpoint(
-    path: str | os.PathLike, opt_state_like: Any, *, registry: Registry | None = None
-) -> Checkpoint:
+def load_checkpoint(path: str | os.PathLike, opt_state_like: Any, *, registry: Registry | None = None) -> Checkpoint:
     """Read a checkpoint; `opt_state_like` is a fresh ``optimizer.init(params)`` giving the structure."""
     metadata, tensors = read_file(path)
     if "zoo.checkpoint" not in metadata:
         raise WeightsError(f"{path} holds weights but no training state; it was not written by zoo.train")
     progress = json.loads(metadata["zoo.checkpoint"])
     model = load(path, registry=registry)
-    stored = {k[len(_OPT):]: v for k, v in tensors.items() if k.startswith(_OPT)}
+    stored = {k[len(_OPT) :]: v for k, v in tensors.items() if k.startswith(_OPT)}
     expected = dict(array_paths(jax.eval_shape(lambda: opt_state_like)))
     if set(stored) != set(expected):
         raise WeightsError(

@@ -6,16 +6,16 @@ import difflib
 from collections.abc import Iterable
 
 __all__ = [
-    "ZooError",
-    "UnknownNameError",
-    "NameSyntaxError",
-    "UnknownParameterError",
-    "PluginError",
-    "PluginConflictError",
-    "RegistryError",
-    "WeightsError",
-    "TrainingDiverged",
     "DataError",
+    "NameSyntaxError",
+    "PluginConflictError",
+    "PluginError",
+    "RegistryError",
+    "TrainingDiverged",
+    "UnknownNameError",
+    "UnknownParameterError",
+    "WeightsError",
+    "ZooError",
     "close_matches",
 ]
 

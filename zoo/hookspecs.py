@@ -21,7 +21,7 @@ from typing import Any
 
 import pluggy
 
-__all__ = ["hookspec", "hookimpl", "PROJECT"]
+__all__ = ["PROJECT", "hookimpl", "hookspec"]
 
 PROJECT = "zoo"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -52,9 +52,7 @@ def zoo_resolve_weights(name: str, tag: str) -> str | Path | None:
 
 
 @hookspec
-def zoo_migrate_weights(
-    metadata: dict[str, str], tensors: dict[str, Any]
-) -> None:
+def zoo_migrate_weights(metadata: dict[str, str], tensors: dict[str, Any]) -> None:
     """Upgrade a weights file written by an older plugin version, in place.
 
     Called on load before any check, with the file's string metadata

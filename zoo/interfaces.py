@@ -18,18 +18,18 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 from zoo.spec import ModelSpec
 
 __all__ = [
-    "EncoderOutput",
-    "Memory",
-    "DecoderOutput",
-    "Hypotheses",
-    "StepFn",
-    "Embedder",
-    "RecurrentCell",
-    "Encoder",
     "Attention",
     "Decoder",
+    "DecoderOutput",
     "DecoderStrategy",
+    "Embedder",
+    "Encoder",
+    "EncoderOutput",
+    "Hypotheses",
+    "Memory",
     "Model",
+    "RecurrentCell",
+    "StepFn",
 ]
 
 
@@ -260,3 +260,13 @@ class Model(eqx.Module):
     @abc.abstractmethod
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """The training loss of a batch (a mapping of batched arrays), a scalar."""
+
+    @abc.abstractmethod
+    def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
+        """A random, valid batch in this model's format, for tests and shape checks.
+
+        The real content depends only on `key` and `batch_size`; `length` only
+        sets the padded width (sequences are at most `length` - 2 real tokens
+        long, at least 1), so the same key at a larger `length` is the same
+        batch with more padding, and the loss must not change.
+        """

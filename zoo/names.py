@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from zoo.errors import NameSyntaxError
 
-__all__ = ["ParsedName", "parse_name", "IDENTIFIER"]
+__all__ = ["IDENTIFIER", "ParsedName", "parse_name"]
 
 IDENTIFIER = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 

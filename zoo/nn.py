@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-__all__ = ["masked_softmax", "masked_mean", "sequence_mask", "dropout", "where_mask", "run_cell"]
+__all__ = ["dropout", "masked_mean", "masked_softmax", "run_cell", "sequence_mask", "where_mask"]
 
 
 def masked_softmax(scores: Float[Array, " n"], mask: Bool[Array, " n"]) -> Float[Array, " n"]:

@@ -29,9 +29,9 @@ __all__ = [
     "PluginRecord",
     "PluginWarning",
     "discover_entry_points",
-    "plugin_filter",
-    "make_plugin_manager",
     "load_entry_point",
+    "make_plugin_manager",
+    "plugin_filter",
 ]
 
 ENTRY_POINT_GROUP = "zoo.plugins"
@@ -116,9 +116,8 @@ def _unknown_hooks(manager: pluggy.PluginManager, plugin: object) -> list[str]:
     known = {name for name in dir(hookspecs) if name.startswith("zoo_")}
     names = []
     for attr in dir(plugin):
-        if attr.startswith("zoo_") and attr not in known:
-            if manager.parse_hookimpl_opts(plugin, attr) is not None:
-                names.append(attr)
+        if attr.startswith("zoo_") and attr not in known and manager.parse_hookimpl_opts(plugin, attr) is not None:
+            names.append(attr)
     return names
 
 

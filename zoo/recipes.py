@@ -33,8 +33,13 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
     parser.add_argument("--batch-size", type=int, default=batch_size, help=f"default {batch_size}")
     parser.add_argument("--lr", type=float, default=lr, help=f"learning rate (default {lr})")
     parser.add_argument("--seed", type=int, default=0, help="parameter and data-order seed")
-    parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[],
-                        help="a hyperparameter, dotted to scope it: --set encoder.num_layers=2")
+    parser.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        default=[],
+        help="a hyperparameter, dotted to scope it: --set encoder.num_layers=2",
+    )
     parser.add_argument("--checkpoint", type=Path, help="training-state file for --resume")
     parser.add_argument("--checkpoint-every", type=int, default=500)
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")

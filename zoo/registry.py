@@ -145,9 +145,7 @@ class Registry:
             elif isinstance(raw, str | Path | Mapping):
                 parsed.append(read_tables(raw, plugin=record.name))
             else:
-                raise RegistryError(
-                    f"register() takes TOML text, a Path or a mapping, got {type(raw).__name__}"
-                )
+                raise RegistryError(f"register() takes TOML text, a Path or a mapping, got {type(raw).__name__}")
         names: list[str] = []
         for tables in parsed:
             names += tables.names()
@@ -198,8 +196,7 @@ class Registry:
             return self.components[name]
         if name in self.architectures or name in self.presets:
             raise UnknownNameError(
-                f"{name!r} is a model, not a component: a name starts with one model, "
-                f"then '+component' parts"
+                f"{name!r} is a model, not a component: a name starts with one model, then '+component' parts"
             )
         raise self._explain_missing(name, "component", self.components)
 
@@ -214,8 +211,7 @@ class Registry:
             hosts = [a.name for a in self.architectures.values() if any(s.kind == entry.kind for s in a.slots)]
             hint = f" (e.g. '{hosts[0]}+{name}')" if hosts else ""
             raise UnknownNameError(
-                f"{name!r} is a component of kind {entry.kind!r}, not a model; add it to an "
-                f"architecture with '+'{hint}"
+                f"{name!r} is a component of kind {entry.kind!r}, not a model; add it to an architecture with '+'{hint}"
             )
         raise self._explain_missing(name, "model", [*self.architectures, *self.presets])
 
@@ -262,9 +258,7 @@ class Registry:
 def _match(names: Iterable[str], pattern: str, exclude: str | Iterable[str]) -> list[str]:
     excludes = [exclude] if isinstance(exclude, str) else list(exclude)
     return sorted(
-        n
-        for n in names
-        if fnmatch.fnmatchcase(n, pattern) and not any(fnmatch.fnmatchcase(n, e) for e in excludes)
+        n for n in names if fnmatch.fnmatchcase(n, pattern) and not any(fnmatch.fnmatchcase(n, e) for e in excludes)
     )
 
 

@@ -19,7 +19,7 @@ from zoo.tables import ArchitectureEntry, PresetEntry
 if TYPE_CHECKING:
     from zoo.registry import Registry
 
-__all__ = ["resolve", "coerce_param", "architecture_of"]
+__all__ = ["architecture_of", "coerce_param", "resolve"]
 
 
 def coerce_param(value: Any, default: Any, where: str) -> Any:
@@ -40,9 +40,7 @@ def coerce_param(value: Any, default: Any, where: str) -> Any:
     else:
         ok = isinstance(value, expected)
     if not ok:
-        raise UnknownParameterError(
-            f"{where} must be {expected.__name__} (default {default!r}), got {value!r}"
-        )
+        raise UnknownParameterError(f"{where} must be {expected.__name__} (default {default!r}), got {value!r}")
     return value
 
 
@@ -140,7 +138,8 @@ class _Params:
                 valid = sorted(self.by_slot[slot])
                 raise UnknownParameterError(
                     f"{slot}.{key} is not a hyperparameter of {slot} component; valid: "
-                    f"{[f'{slot}.{k}' for k in valid]}." + close_matches(f"{slot}.{key}", [f"{slot}.{k}" for k in valid])
+                    f"{[f'{slot}.{k}' for k in valid]}."
+                    + close_matches(f"{slot}.{key}", [f"{slot}.{k}" for k in valid])
                 )
             where = f"{slot}.{key}"
             self.by_slot[slot][key] = coerce_param(value, self.defaults[slot][key], where)
@@ -158,7 +157,7 @@ class _Params:
             valid = self.valid_keys()
             raise UnknownParameterError(
                 f"{key!r} is not a hyperparameter of {self.arch.name!r}; valid keys: {valid}."
-                + close_matches(key, [*valid, *(k.split('.', 1)[-1] for k in valid)])
+                + close_matches(key, [*valid, *(k.split(".", 1)[-1] for k in valid)])
             )
 
     def apply(self, overrides: dict[str, Any], *, strict: bool) -> None:
@@ -173,15 +172,15 @@ class _Params:
             self.apply_scoped(slot, values, strict=strict)
 
 
-def _canonical(registry: Registry, base: str, arch: ArchitectureEntry, base_slots: dict[str, str], slots: dict[str, str]) -> str:
+def _canonical(
+    registry: Registry, base: str, arch: ArchitectureEntry, base_slots: dict[str, str], slots: dict[str, str]
+) -> str:
     name = base
     for slot in arch.slots:
         component = slots[slot.name]
         if component == base_slots[slot.name]:
             continue
-        unique = component != NONE and sum(
-            s.kind == registry.component(component).kind for s in arch.slots
-        ) == 1
+        unique = component != NONE and sum(s.kind == registry.component(component).kind for s in arch.slots) == 1
         name += f"+{component}" if unique else f"+{slot.name}={component}"
     return name
 

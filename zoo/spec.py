@@ -16,7 +16,7 @@ from typing import Any
 
 from zoo.errors import PluginError, RegistryError, UnknownNameError
 
-__all__ = ["ModelSpec", "SlotSpec", "import_factory", "NONE"]
+__all__ = ["NONE", "ModelSpec", "SlotSpec", "import_factory"]
 
 NONE = "none"  # the component name that leaves an optional slot empty
 
@@ -34,8 +34,7 @@ def import_factory(path: str, *, plugin: str | None = None) -> Any:
     except Exception as error:
         who = f"plugin {plugin!r}" if plugin else "a plugin"
         raise PluginError(
-            f"{who} could not import its factory module {module_name!r}: "
-            f"{type(error).__name__}: {error}"
+            f"{who} could not import its factory module {module_name!r}: {type(error).__name__}: {error}"
         ) from error
     try:
         obj = module
@@ -192,8 +191,7 @@ class ModelSpec:
             if k == key:
                 return _thaw(v)
         raise UnknownNameError(
-            f"architecture {self.arch!r} has no hyperparameter {key!r}; it has "
-            f"{[k for k, _ in self.frozen_params]}"
+            f"architecture {self.arch!r} has no hyperparameter {key!r}; it has {[k for k, _ in self.frozen_params]}"
         )
 
     def slot(self, name: str) -> SlotSpec:

@@ -23,11 +23,11 @@ from zoo.errors import RegistryError
 from zoo.names import IDENTIFIER
 
 __all__ = [
-    "ComponentEntry",
-    "SlotEntry",
     "ArchitectureEntry",
-    "PresetEntry",
+    "ComponentEntry",
     "DemoEntry",
+    "PresetEntry",
+    "SlotEntry",
     "Tables",
     "parse_tables",
     "read_tables",
@@ -131,7 +131,16 @@ class Tables:
 
 _COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "test", "summary", "paper"}
 _ARCH_KEYS = {
-    "factory", "plugin", "slots", "params", "vocabularies", "provides", "recipe", "test", "summary", "paper",
+    "factory",
+    "plugin",
+    "slots",
+    "params",
+    "vocabularies",
+    "provides",
+    "recipe",
+    "test",
+    "summary",
+    "paper",
 }
 _PRESET_KEYS = {"base", "plugin", "params", "summary", "paper"}
 _DEMO_KEYS = {"run", "plugin", "summary"}
@@ -195,9 +204,7 @@ def _slot(name: str, data: Any, where: str) -> SlotEntry:
     )
 
 
-def _architecture(
-    name: str, data: Mapping[str, Any], plugin: str | None, src: str
-) -> ArchitectureEntry:
+def _architecture(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> ArchitectureEntry:
     where = f"{src}: architectures.{name}"
     _check_keys(data, _ARCH_KEYS, where)
     slots = tuple(_slot(k, v, where) for k, v in _table(data.get("slots", {}), where).items())

@@ -28,7 +28,7 @@ from zoo.checkpoint import load_checkpoint, save_checkpoint
 from zoo.data.batching import BatchSource
 from zoo.errors import TrainingDiverged
 
-__all__ = ["train", "TrainResult", "make_step"]
+__all__ = ["TrainResult", "make_step", "train"]
 
 LossFn = Callable[..., jax.Array]
 

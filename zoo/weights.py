@@ -29,7 +29,7 @@ from zoo.errors import WeightsError, ZooError
 from zoo.registry import Registry, default_registry
 from zoo.spec import ModelSpec
 
-__all__ = ["save", "load", "read_file", "array_paths", "write_atomic", "FORMAT_VERSION", "RESERVED_PREFIX"]
+__all__ = ["FORMAT_VERSION", "RESERVED_PREFIX", "array_paths", "load", "read_file", "save", "write_atomic"]
 
 FORMAT_VERSION = 1
 RESERVED_PREFIX = "__zoo__."
@@ -45,6 +45,7 @@ def _key_name(entry: Any) -> str:
 
 def array_paths(tree: Any, is_leaf=None) -> list[tuple[str, Any]]:
     """``(dotted path, leaf)`` for every array (or `ShapeDtypeStruct`) leaf of `tree`."""
+
     def is_array(x: Any) -> bool:
         return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)
 
@@ -108,9 +109,7 @@ def save(
     """
     spec = getattr(model, "spec", None)
     if not isinstance(spec, ModelSpec):
-        raise WeightsError(
-            f"zoo.save needs a model built by zoo (with a .spec), got {type(model).__name__}"
-        )
+        raise WeightsError(f"zoo.save needs a model built by zoo (with a .spec), got {type(model).__name__}")
     path = Path(path)
     arrays, aliases = model_tensors(model)
     vocabs: Mapping[str, Vocab] = getattr(model, "vocabs", None) or {}
@@ -153,9 +152,7 @@ def read_file(path: str | os.PathLike) -> tuple[dict[str, str], dict[str, np.nda
             metadata = dict(handle.metadata() or {})
             tensors = {key: handle.get_tensor(key) for key in handle.keys()}
     except (SafetensorError, OSError, ValueError) as error:
-        raise WeightsError(
-            f"{path} is not a readable safetensors file (truncated or corrupted?): {error}"
-        ) from error
+        raise WeightsError(f"{path} is not a readable safetensors file (truncated or corrupted?): {error}") from error
     if "zoo.format" not in metadata:
         raise WeightsError(
             f"{path} is a safetensors file but not a zoo weights file (no 'zoo.format' metadata); "
@@ -182,7 +179,7 @@ def _vocabularies(metadata: Mapping[str, str], tensors: dict[str, np.ndarray], p
     vocabs = {}
     for role, role_specials in specials.items():
         prefix = f"{_VOCAB_PREFIX}{role}."
-        parts = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+        parts = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
         try:
             vocabs[role] = Vocab.from_arrays(parts, role_specials)
         except (KeyError, ZooError, UnicodeDecodeError) as error:
@@ -239,6 +236,7 @@ def load(path: str | os.PathLike, *, registry: Registry | None = None) -> Any:
 
 def fill(skeleton: Any, arrays: Mapping[str, np.ndarray]) -> Any:
     """Replace the shape-only leaves of `skeleton` by `arrays` (by dotted path)."""
+
     def is_shape(x: Any) -> bool:
         return isinstance(x, jax.ShapeDtypeStruct)
 

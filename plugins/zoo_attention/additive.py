@@ -57,9 +57,7 @@ class BahdanauAttention(Attention):
     reads_previous_state: ClassVar[bool] = True
 
     def __init__(self, query_size: int, key_size: int, *, attention_size: int = 128, key: PRNGKeyArray) -> None:
-        self.query_weight, self.key_weight, self.vector = _additive_weights(
-            query_size, key_size, attention_size, key
-        )
+        self.query_weight, self.key_weight, self.vector = _additive_weights(query_size, key_size, attention_size, key)
         self.query_size, self.key_size = query_size, key_size
 
     def precompute(self, values: Float[Array, "src key"]) -> Float[Array, "src attn"]:
@@ -89,9 +87,7 @@ class LuongConcatAttention(Attention):
     reads_previous_state: ClassVar[bool] = False
 
     def __init__(self, query_size: int, key_size: int, *, attention_size: int = 128, key: PRNGKeyArray) -> None:
-        self.query_weight, self.key_weight, self.vector = _additive_weights(
-            query_size, key_size, attention_size, key
-        )
+        self.query_weight, self.key_weight, self.vector = _additive_weights(query_size, key_size, attention_size, key)
         self.query_size, self.key_size = query_size, key_size
 
     def precompute(self, values: Float[Array, "src key"]) -> Float[Array, "src attn"]:

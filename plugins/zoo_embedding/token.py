@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-import equinox as eqx
 from zoo.interfaces import Embedder
 from zoo.nn import dropout as apply_dropout
 

@@ -16,7 +16,7 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from zoo.interfaces import RecurrentCell
 
-__all__ = ["ElmanCell", "LSTMCell", "GRUCell"]
+__all__ = ["ElmanCell", "GRUCell", "LSTMCell"]
 
 
 def _uniform(key: PRNGKeyArray, shape: tuple[int, ...], scale: float) -> Array:

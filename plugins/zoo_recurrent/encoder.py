@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
-from zoo.interfaces import EncoderOutput, Encoder, RecurrentCell
+from zoo.interfaces import Encoder, EncoderOutput, RecurrentCell
 from zoo.nn import dropout as apply_dropout
 from zoo.nn import run_cell
 

@@ -12,10 +12,12 @@ from zoo.data.batching import SequenceBatches, pad_sequences
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 
-__all__ = ["encode_pairs", "pair_batches", "read_pairs", "encode_sources"]
+__all__ = ["encode_pairs", "encode_sources", "pair_batches", "read_pairs"]
 
 
-def read_pairs(path: str | Path, *, lowercase: bool = True, reverse: bool = False) -> tuple[list[list[str]], list[list[str]]]:
+def read_pairs(
+    path: str | Path, *, lowercase: bool = True, reverse: bool = False
+) -> tuple[list[list[str]], list[list[str]]]:
     """Read ``src<TAB>tgt[<TAB>...]`` lines (plain or .gz), whitespace-tokenised.
 
     With `reverse`, the second column is the source (e.g. Tatoeba's ``en<TAB>es``

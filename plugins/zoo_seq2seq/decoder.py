@@ -71,8 +71,8 @@ class RecurrentDecoder(Decoder):
     ) -> None:
         k_att, k_cells, k_bridge, k_comb, k_out = jax.random.split(key, 5)
         self.embedder = embedder
-        self.attention = None if attention is None else attention(
-            query_size=hidden_size, key_size=memory_size, key=k_att
+        self.attention = (
+            None if attention is None else attention(query_size=hidden_size, key_size=memory_size, key=k_att)
         )
         feeds_context = self.attention is not None and self.attention.reads_previous_state
         first = embedder.embedding_size + (memory_size if feeds_context else 0)
@@ -100,7 +100,9 @@ class RecurrentDecoder(Decoder):
     def init_state(self, enc: EncoderOutput) -> PyTree:
         zeros = tuple(c.init_state() for c in self.cells)
         leaves, treedef = jax.tree.flatten(zeros)
-        bridged = [jnp.tanh(linear(enc.final)).reshape(leaf.shape) for linear, leaf in zip(self.bridge, leaves, strict=True)]
+        bridged = [
+            jnp.tanh(linear(enc.final)).reshape(leaf.shape) for linear, leaf in zip(self.bridge, leaves, strict=True)
+        ]
         return jax.tree.unflatten(treedef, bridged)
 
     def _layers(self, x: Array, state: tuple, key: PRNGKeyArray | None) -> tuple[Array, tuple]:

@@ -22,7 +22,7 @@ import zoo
 from zoo.data.tasks import digit_vocab, reversal_pairs
 from zoo_seq2seq.data import encode_sources, pair_batches
 
-__all__ = ["run", "alignment_table"]
+__all__ = ["alignment_table", "run"]
 
 MODEL = "seq2seq-reversal"
 
@@ -65,8 +65,14 @@ def run(argv: Sequence[str] = ()) -> int:
     print(f"training {model.spec.name} on {len(train_src):,} reversal pairs ({args.steps} steps)")
     started = time.perf_counter()
     result = zoo.train(
-        model, data, steps=args.steps, key=jax.random.key(args.seed + 1),
-        optimizer=optax.adam(3e-3), units="tgt_mask", progress=not args.quiet, log_every=100,
+        model,
+        data,
+        steps=args.steps,
+        key=jax.random.key(args.seed + 1),
+        optimizer=optax.adam(3e-3),
+        units="tgt_mask",
+        progress=not args.quiet,
+        log_every=100,
     )
     print(f"trained in {time.perf_counter() - started:.0f}s, final loss {result.history[-1]['loss']:.4f}")
     path = zoo.save(result.model, args.out)

@@ -12,7 +12,17 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from zoo.build import build_component
 from zoo.data.vocab import Vocabularies
-from zoo.interfaces import Decoder, DecoderOutput, DecoderStrategy, Embedder, Encoder, EncoderOutput, Hypotheses, Memory, Model
+from zoo.interfaces import (
+    Decoder,
+    DecoderOutput,
+    DecoderStrategy,
+    Embedder,
+    Encoder,
+    EncoderOutput,
+    Hypotheses,
+    Memory,
+    Model,
+)
 from zoo.spec import ModelSpec
 
 __all__ = ["Seq2Seq", "reverse_valid"]
@@ -56,9 +66,7 @@ class Seq2Seq(Model):
         embedder = spec.slot("embedder")
         self.src_embedder = embedder.build(num_embeddings=p["src_vocab_size"], key=k_src)
         cell = spec.slot("cell").partial()
-        self.encoder = spec.slot("encoder").build(
-            input_size=self.src_embedder.embedding_size, cell=cell, key=k_enc
-        )
+        self.encoder = spec.slot("encoder").build(input_size=self.src_embedder.embedding_size, cell=cell, key=k_enc)
         self.decoder = spec.slot("decoder").build(
             embedder=embedder.build(num_embeddings=p["tgt_vocab_size"], key=k_tgt),
             cell=cell,
@@ -120,6 +128,30 @@ class Seq2Seq(Model):
         mask = tgt_mask.astype(jnp.float32)
         return jnp.sum(nll * mask) / jnp.maximum(jnp.sum(mask), 1.0)
 
+    def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
+        p = self.spec.params
+        k_sl, k_tl, k_s, k_t = jax.random.split(key, 4)
+        longest = max(1, min(length - 2, 6))
+        first = 4  # the first id after pad, unk, bos, eos
+
+        def field(k_len, k_tok, vocab_size, eos):
+            lengths = jax.random.randint(k_len, (batch_size,), 1, longest + 1)
+            tokens = jax.random.randint(k_tok, (batch_size, longest), first, max(first + 1, vocab_size))
+            positions = jnp.arange(longest)
+            if eos:
+                tokens = jnp.where(positions == lengths[:, None] - 1, p["eos_id"], tokens)
+            mask = positions < lengths[:, None]
+            tokens = jnp.where(mask, tokens, p["pad_id"])
+            pad = length - longest
+            return (
+                jnp.pad(tokens, ((0, 0), (0, pad)), constant_values=p["pad_id"]).astype(jnp.int32),
+                jnp.pad(mask, ((0, 0), (0, pad))),
+            )
+
+        src, src_mask = field(k_sl, k_s, p["src_vocab_size"], eos=False)
+        tgt, tgt_mask = field(k_tl, k_t, p["tgt_vocab_size"], eos=True)
+        return {"src": src, "src_mask": src_mask, "tgt": tgt, "tgt_mask": tgt_mask}
+
     def decode(
         self,
         src: Int[Array, "batch src"],
@@ -140,9 +172,7 @@ class Seq2Seq(Model):
         chosen = _choose_strategy(self, strategy, strategy_params)
         return _decode_batch(self, chosen, src, mask, key)
 
-    def attention_weights(
-        self, src: Int[Array, " src"], tokens: Int[Array, " tgt"]
-    ) -> Float[Array, "tgt src"] | None:
+    def attention_weights(self, src: Int[Array, " src"], tokens: Int[Array, " tgt"]) -> Float[Array, "tgt src"] | None:
         """Attention of one decoded output: row t is where the decoder looked for ``tokens[t]``."""
         src = jnp.asarray(src)
         tokens = jnp.asarray(tokens)

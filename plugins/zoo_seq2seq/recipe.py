@@ -17,7 +17,7 @@ from zoo.errors import DataError
 from zoo.recipes import add_common_arguments
 from zoo_seq2seq.data import encode_sources, pair_batches, read_pairs
 
-__all__ = ["recipe", "Seq2SeqRecipe"]
+__all__ = ["Seq2SeqRecipe", "recipe"]
 
 
 class Seq2SeqRecipe:
@@ -51,25 +51,41 @@ class Seq2SeqRecipe:
         valid = [int(i) for i in order[:n_valid]]
         train_ids = [int(i) for i in order[n_valid:]]
         data = pair_batches(
-            src_vocab, tgt_vocab, [src[i] for i in train_ids], [tgt[i] for i in train_ids],
-            batch_size=options.batch_size, seed=options.seed,
+            src_vocab,
+            tgt_vocab,
+            [src[i] for i in train_ids],
+            [tgt[i] for i in train_ids],
+            batch_size=options.batch_size,
+            seed=options.seed,
         )
         longest = max(len(t) for t in tgt) + 1
         overrides.setdefault("strategy.max_length", longest)
-        model = zoo.build(name, key=jax.random.key(options.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides)
+        model = zoo.build(
+            name, key=jax.random.key(options.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides
+        )
         ids, mask = encode_sources(src_vocab, [src[i] for i in valid])
         wanted = [tgt[i] for i in valid]
 
         def evaluate(m) -> dict[str, float]:
             tokens = np.asarray(m.decode(ids, mask).tokens[:, 0])
-            return {"exact_match": float(np.mean([tgt_vocab.decode(r) == w for r, w in zip(tokens, wanted, strict=True)]))}
+            return {
+                "exact_match": float(np.mean([tgt_vocab.decode(r) == w for r, w in zip(tokens, wanted, strict=True)]))
+            }
 
         result = zoo.train(
-            model, data, steps=options.steps, key=jax.random.key(options.seed + 1),
+            model,
+            data,
+            steps=options.steps,
+            key=jax.random.key(options.seed + 1),
             optimizer=optax.chain(optax.clip_by_global_norm(5.0), optax.adam(options.lr)),
-            evaluate=evaluate if n_valid else None, eval_every=options.eval_every or None,
-            checkpoint=options.checkpoint, checkpoint_every=options.checkpoint_every, resume=options.resume,
-            units="tgt_mask", progress=not options.quiet, description=name,
+            evaluate=evaluate if n_valid else None,
+            eval_every=options.eval_every or None,
+            checkpoint=options.checkpoint,
+            checkpoint_every=options.checkpoint_every,
+            resume=options.resume,
+            units="tgt_mask",
+            progress=not options.quiet,
+            description=name,
         )
         return zoo.save(result.model, options.out)
 

@@ -29,5 +29,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     entry = registry.demos.get(args.name)
     if entry is None:
-        raise UnknownNameError(f"no demo {args.name!r}; demos: {sorted(registry.demos)}." + close_matches(args.name, registry.demos))
+        raise UnknownNameError(
+            f"no demo {args.name!r}; demos: {sorted(registry.demos)}." + close_matches(args.name, registry.demos)
+        )
     return int(import_factory(entry.run, plugin=entry.plugin)(args.rest) or 0)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from zoo import __version__
 from zoo.errors import ZooError
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["COMMANDS", "main"]
 
 COMMANDS = [
     "zoo.cli.listing",

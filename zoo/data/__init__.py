@@ -2,4 +2,4 @@
 
 from zoo.data.vocab import SPECIALS, Vocab, Vocabularies
 
-__all__ = ["Vocab", "Vocabularies", "SPECIALS"]
+__all__ = ["SPECIALS", "Vocab", "Vocabularies"]

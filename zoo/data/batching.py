@@ -16,7 +16,7 @@ import numpy as np
 
 from zoo.errors import DataError
 
-__all__ = ["BatchSource", "pad_sequences", "SequenceBatches", "ArrayBatches", "bucket_boundaries"]
+__all__ = ["ArrayBatches", "BatchSource", "SequenceBatches", "bucket_boundaries", "pad_sequences"]
 
 Batch = dict[str, np.ndarray]
 Position = dict[str, int]

@@ -10,7 +10,7 @@ import numpy as np
 
 from zoo.data.vocab import Vocab
 
-__all__ = ["reversal_pairs", "digit_vocab"]
+__all__ = ["digit_vocab", "reversal_pairs"]
 
 DIGITS = [str(d) for d in range(10)]
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from zoo.errors import DataError
 
-__all__ = ["Vocab", "Vocabularies", "SPECIALS"]
+__all__ = ["SPECIALS", "Vocab", "Vocabularies"]
 
 SPECIALS = {"pad": "<pad>", "unk": "<unk>", "bos": "<s>", "eos": "</s>"}
 

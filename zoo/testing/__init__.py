@@ -1,0 +1,44 @@
+"""The conformance kit: test a plugin against zoo's contracts.
+
+Subclass the base classes in a test module of your plugin, or run them all::
+
+    pytest --pyargs zoo.testing.suite --zoo-plugin YOUR-PLUGIN     # or: zoo check YOUR-PLUGIN
+
+The pytest plugin (registered automatically) parametrizes each class over every
+component or model the selected plugins register, and reports how many checks
+ran and how many were skipped. Classes:
+
+- `ComponentChecks`: registry entry, entry point, factory, signature, names (every kind).
+- `EmbedderTests`, `CellTests`, `EncoderTests`, `AttentionTests`, `StrategyTests`: one kind each.
+- `ModelTests`: every architecture, and every architecture with each selected component
+  in the slot it fits (so a new attention is tested as ``seq2seq+<name>``).
+
+Importing this package is light; the classes load JAX when first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "ComponentChecks": "zoo.testing.base",
+    "ConformanceTests": "zoo.testing.base",
+    "INTERFACES": "zoo.testing.base",
+    "EmbedderTests": "zoo.testing.components",
+    "CellTests": "zoo.testing.components",
+    "EncoderTests": "zoo.testing.components",
+    "AttentionTests": "zoo.testing.attention",
+    "StrategyTests": "zoo.testing.strategies",
+    "ModelTests": "zoo.testing.models",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'zoo.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value

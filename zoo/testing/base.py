@@ -1,0 +1,139 @@
+"""Shared fixtures and helpers of the kit, and the checks every component passes."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from zoo.interfaces import Attention, Decoder, DecoderStrategy, Embedder, Encoder, RecurrentCell
+from zoo.names import parse_name
+from zoo.plugins import discover_entry_points
+from zoo.spec import import_factory
+from zoo.testing.pytest_plugin import kit_registry
+
+__all__ = [
+    "INTERFACES",
+    "WIRED",
+    "ComponentChecks",
+    "ConformanceTests",
+    "assert_gradients_reach_every_parameter",
+    "assert_trees_close",
+    "parameter_leaves",
+]
+
+INTERFACES: dict[str, type] = {
+    "embedder": Embedder,
+    "cell": RecurrentCell,
+    "encoder": Encoder,
+    "attention": Attention,
+    "decoder": Decoder,
+    "strategy": DecoderStrategy,
+}
+"""Component kind -> the interface its factory must subclass."""
+
+WIRED: dict[str, set[str]] = {
+    "embedder": {"num_embeddings", "key"},
+    "cell": {"input_size", "hidden_size", "key"},
+    "encoder": {"input_size", "cell", "key"},
+    "attention": {"query_size", "key_size", "key"},
+    "decoder": {"key"},
+    "strategy": set(),
+}
+"""Component kind -> the arguments an architecture passes its factory (see `zoo.interfaces`)."""
+
+
+def parameter_leaves(module: Any) -> list[tuple[str, jax.Array]]:
+    """``(path, array)`` of every floating-point array in `module`."""
+    from zoo.weights import array_paths
+
+    return [(k, v) for k, v in array_paths(module) if jnp.issubdtype(v.dtype, jnp.floating)]
+
+
+def assert_trees_close(a: Any, b: Any, *, atol: float = 1e-5, rtol: float = 1e-5, exact: bool = False) -> None:
+    """Same structure, and every array leaf equal (or close)."""
+    la, ta = jax.tree.flatten(eqx.filter(a, eqx.is_array))
+    lb, tb = jax.tree.flatten(eqx.filter(b, eqx.is_array))
+    assert ta == tb, f"tree structures differ:\n{ta}\n{tb}"
+    for x, y in zip(la, lb, strict=True):
+        if exact:
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+        else:
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), atol=atol, rtol=rtol)
+
+
+def assert_gradients_reach_every_parameter(grads: Any, what: str) -> None:
+    leaves = parameter_leaves(grads)
+    assert leaves, f"{what} has no parameters to check"
+    for path, grad in leaves:
+        assert bool(jnp.all(jnp.isfinite(grad))), f"{what}: gradient of {path} is not finite"
+        assert bool(jnp.any(grad != 0)), f"{what}: parameter {path} gets no gradient"
+
+
+class ConformanceTests:
+    """Fixtures shared by every class of the kit (subclass a concrete one)."""
+
+    _zoo_conformance: ClassVar[bool] = True
+    zoo_kind: ClassVar[str | None] = None
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def registry(cls):
+        return kit_registry()
+
+    @pytest.fixture
+    def getkey(self):
+        keys = iter(jax.random.split(jax.random.key(1234), 64))
+        return lambda: next(keys)
+
+
+class ComponentChecks(ConformanceTests):
+    """What every component passes, whatever its kind."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def entry(cls, registry, zoo_component):
+        return registry.component(zoo_component)
+
+    def test_plugin_loaded_through_entry_point(self, registry, entry):
+        names = {ep.name for ep in discover_entry_points()}
+        assert entry.plugin in names, f"plugin {entry.plugin!r} has no entry point in group zoo.plugins"
+        record = registry.plugins[entry.plugin]
+        assert record.ok, f"plugin {entry.plugin!r} is {record.status}: {record.error}"
+
+    def test_factory_is_a_final_subclass_of_its_interface(self, entry):
+        factory = import_factory(entry.factory, plugin=entry.plugin)
+        interface = INTERFACES.get(entry.kind)
+        if interface is None:
+            pytest.skip(f"kind {entry.kind!r} has no interface in zoo")
+        assert inspect.isclass(factory), f"{entry.factory} should be a class"
+        assert issubclass(factory, interface), f"{entry.factory} is not a {interface.__name__}"
+        assert not inspect.isabstract(factory), f"{entry.factory} leaves abstract methods unimplemented"
+
+    def test_params_match_factory_signature(self, entry):
+        factory = import_factory(entry.factory, plugin=entry.plugin)
+        signature = inspect.signature(factory)
+        accepted = set(signature.parameters)
+        extra = sorted(set(entry.params) - accepted)
+        assert not extra, f"registry params {extra} are not arguments of {entry.factory}"
+        missing = sorted(WIRED.get(entry.kind, set()) - accepted)
+        assert not missing, f"{entry.factory} must accept the wired arguments {missing}"
+        clash = sorted(set(entry.params) & WIRED.get(entry.kind, set()))
+        assert not clash, f"wired arguments {clash} must not be registry params"
+
+    def test_names_round_trip(self, registry, entry):
+        hosts = [a for a in registry.architectures.values() if any(s.kind == entry.kind for s in a.slots)]
+        if not hosts:
+            pytest.skip(f"no architecture has a {entry.kind} slot")
+        for arch in hosts:
+            fits = [s.name for s in arch.slots if s.kind == entry.kind]
+            name = f"{arch.name}+{entry.name}" if len(fits) == 1 else f"{arch.name}+{fits[0]}={entry.name}"
+            assert str(parse_name(name)) == name
+            spec = registry.describe(name)
+            assert registry.describe(spec.name) == spec, f"canonical name {spec.name!r} does not re-resolve"
+            assert spec.slot(fits[0]).component == entry.name

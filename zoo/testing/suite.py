@@ -1,0 +1,35 @@
+"""Every check of the kit, ready to run: ``pytest --pyargs zoo.testing.suite --zoo-plugin NAME``."""
+
+from zoo.testing.attention import AttentionTests
+from zoo.testing.base import ComponentChecks
+from zoo.testing.components import CellTests, EmbedderTests, EncoderTests
+from zoo.testing.models import ModelTests
+from zoo.testing.strategies import StrategyTests
+
+
+class TestComponents(ComponentChecks):
+    pass
+
+
+class TestEmbedders(EmbedderTests):
+    pass
+
+
+class TestCells(CellTests):
+    pass
+
+
+class TestEncoders(EncoderTests):
+    pass
+
+
+class TestAttention(AttentionTests):
+    pass
+
+
+class TestStrategies(StrategyTests):
+    pass
+
+
+class TestModels(ModelTests):
+    pass
