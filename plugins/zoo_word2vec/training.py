@@ -146,6 +146,7 @@ def run_epochs(
                 index += 1
             while pending:
                 tally.add(pending.popleft().result(), bar, schedule(alpha, min_alpha, done, total))
+            tally.show(bar, schedule(alpha, min_alpha, done, total))
             seconds = time.perf_counter() - epoch_start
             record = {
                 "epoch": epoch + 1,
@@ -172,16 +173,23 @@ class _Tally:
         self.loss: Any = 0.0
         self.count: Any = 0
         self.words = 0
-        self._since_update = 0
+        self._unshown = 0
+        self._shown_at = time.perf_counter()
 
     def add(self, result: tuple[Any, Any, int], bar: tqdm, alpha: float) -> None:
         loss, count, words = result
         self.loss, self.count = self.loss + loss, self.count + count
         self.words += int(words)
-        self._since_update += int(words)
-        if self._since_update >= 200_000 or not bar.disable and bar.n + self._since_update >= bar.total:
-            bar.update(self._since_update)
-            self._since_update = 0
+        self._unshown += int(words)
+        if time.perf_counter() - self._shown_at > 0.5:
+            self.show(bar, alpha)
+
+    def show(self, bar: tqdm, alpha: float) -> None:
+        """Move the progress bar; with loss and learning rate in its postfix."""
+        bar.update(self._unshown)
+        self._unshown = 0
+        self._shown_at = time.perf_counter()
+        if not bar.disable:
             bar.set_postfix(loss=f"{self.mean_loss():.4f}", lr=f"{alpha:.5f}", refresh=False)
 
     def mean_loss(self) -> float:
