@@ -94,8 +94,9 @@ def test_uninstalled_catalogue_entry_explains_itself():
 
 
 def test_the_weights_hook_resolves_a_tag(tmp_path, getkey):
-    import zoo
     from plugin_samples import ProvidesWeights
+
+    import zoo
 
     registry = Registry.with_plugins(environ={})
     model = zoo.build("seq2seq", key=getkey(), registry=registry, hidden_size=4, src_vocab_size=9, tgt_vocab_size=9)
