@@ -50,7 +50,12 @@ factory = "m:Dot"
 [architectures.s2s]
 factory = "m:S2S"
 vocabularies = { src = "src_vocab_size" }
-params = { src_vocab_size = 100, hidden_size = 64, rate = 0.5, encoder = { num_layers = 2 }, attention = { attention_size = 20 } }
+[architectures.s2s.params]
+src_vocab_size = 100
+hidden_size = 64
+rate = 0.5
+encoder = { num_layers = 2 }
+attention = { attention_size = 20 }
 [architectures.s2s.slots]
 embedder = { kind = "embedder", default = "tok" }
 cell = { kind = "cell", default = "lstm" }
