@@ -112,3 +112,34 @@ def test_any_equinox_module_trains_with_an_explicit_loss():
         Scale(jnp.zeros(2)), data, steps=200, key=jax.random.key(0), optimizer=optax.sgd(0.1), progress=False
     )
     np.testing.assert_allclose(result.model.w, 0.5, atol=1e-3)
+
+
+PARALLEL = """
+import jax, optax, numpy as np, zoo
+from zoo.data.batching import SequenceBatches
+from zoo.data.tasks import digit_vocab, reversal_pairs
+from zoo.parallel import data_mesh
+assert jax.device_count() == 4
+vocab = digit_vocab()
+src, tgt = reversal_pairs(64, seed=0)
+data = SequenceBatches({"src": [vocab.encode(s) for s in src], "tgt": [vocab.encode(t, eos=True) for t in tgt]},
+                       batch_size=16, buckets=[11])
+model = zoo.build("seq2seq", key=jax.random.key(0), vocab={"src": vocab, "tgt": vocab}, hidden_size=8)
+args = dict(steps=4, key=jax.random.key(1), optimizer=optax.adam(1e-2), progress=False)
+single = zoo.train(model, data, **args).model
+sharded = zoo.train(model, data, mesh=data_mesh(), **args).model
+pairs = zip(jax.tree.leaves(single), jax.tree.leaves(sharded))
+print("MAXDIFF", max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in pairs))
+"""
+
+
+def test_data_parallel_training_matches_one_device():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    out = subprocess.run([sys.executable, "-c", PARALLEL], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    difference = float(out.stdout.split("MAXDIFF")[1])
+    assert difference < 1e-5
