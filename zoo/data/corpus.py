@@ -58,7 +58,7 @@ def open_text(path: str | os.PathLike) -> TextIO:
         raise DataError(f"no corpus file at {path}")
     with open(path, "rb") as probe:
         gzipped = probe.read(2) == _GZIP_MAGIC
-    raw = gzip.open(path, "rb") if gzipped else open(path, "rb")  # noqa: SIM115 (returned open)
+    raw = gzip.open(path, "rb") if gzipped else open(path, "rb")  # noqa: SIM115 (the caller closes it)
     return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
 
 
