@@ -62,3 +62,15 @@ def test_every_hook_is_documented_and_tested():
 def test_registry_is_shipped_in_the_wheel():
     force = PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
     assert force == {"registry.toml": "zoo/registry.toml"}
+
+
+def test_public_functions_survive_submodule_imports():
+    import importlib
+
+    import zoo
+
+    for module in ("zoo.builder", "zoo.trainer", "zoo.weights", "zoo.api"):
+        importlib.import_module(module)
+    for name in zoo.__all__:
+        value = getattr(zoo, name)
+        assert not inspect.ismodule(value), f"zoo.{name} is shadowed by a submodule of the same name"

@@ -227,7 +227,7 @@ def load(path: str | os.PathLike, *, registry: Registry | None = None) -> Any:
     tampered file, and naming the tensor for a missing, unexpected,
     wrong-shape or wrong-dtype one. Nothing is loaded partially.
     """
-    from zoo.build import build_from_spec, check_available
+    from zoo.builder import build_from_spec, check_available
 
     path = Path(path)
     metadata, tensors = read_file(path)

@@ -12,7 +12,7 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-from zoo.build import build
+from zoo.builder import build
 from zoo.errors import WeightsError
 from zoo.interfaces import Model
 from zoo.names import parse_name
