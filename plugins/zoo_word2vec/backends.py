@@ -94,9 +94,7 @@ class NumbaRunner:
         )
 
     def finish(self) -> Any:
-        return eqx.tree_at(
-            lambda m: (m.input, m.output), self._model, (jnp.asarray(self.syn0), jnp.asarray(self.syn1))
-        )
+        return eqx.tree_at(lambda m: (m.input, m.output), self._model, (jnp.asarray(self.syn0), jnp.asarray(self.syn1)))
 
 
 class JaxRunner:
@@ -117,7 +115,10 @@ class JaxRunner:
             jnp.asarray(a) for a in (tables.keep, tables.alias_threshold, tables.alias_index.astype(np.int32))
         )
         self._step = make_step(
-            window=int(model.spec["window"]), negative=int(model.spec["negative"]), cbow=cbow, job_words=job_words,
+            window=int(model.spec["window"]),
+            negative=int(model.spec["negative"]),
+            cbow=cbow,
+            job_words=job_words,
             batch_windows=batch_windows,
         )
 

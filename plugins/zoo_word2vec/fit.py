@@ -1,12 +1,12 @@
 """Train word2vec-family models from Python: vocabulary, then epochs over the corpus.
 
-    import jax, zoo
-    from zoo_word2vec.fit import build_vocab, fit
+import jax, zoo
+from zoo_word2vec.fit import build_vocab, fit
 
-    vocab = build_vocab("corpus.txt.gz", min_count=5)
-    model = zoo.build("word2vec-skipgram", vocab=vocab, key=jax.random.key(0), dim=100)
-    model, stats = fit(model, "corpus.txt.gz", threads=2)
-    print(stats.words_per_s, stats.history[-1]["loss"])
+vocab = build_vocab("corpus.txt.gz", min_count=5)
+model = zoo.build("word2vec-skipgram", vocab=vocab, key=jax.random.key(0), dim=100)
+model, stats = fit(model, "corpus.txt.gz", threads=2)
+print(stats.words_per_s, stats.history[-1]["loss"])
 """
 
 from __future__ import annotations
@@ -14,15 +14,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from zoo.data.corpus import build_word_vocab, count_tokens
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 from zoo_word2vec.backends import SamplingTables, choose_backend
 from zoo_word2vec.training import Corpus, TrainStats, encode_corpus, run_epochs
-
-try:
-    from zoo.data.corpus import build_word_vocab, count_tokens
-except ImportError:  # until the shared corpus pipeline is merged
-    from zoo_word2vec._corpus_shim import build_word_vocab, count_tokens
 
 __all__ = ["build_vocab", "default_threads", "fit"]
 

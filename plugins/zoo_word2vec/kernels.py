@@ -48,7 +48,7 @@ _SIG, _LOGSIG = _sigmoid_tables()
 @njit(nogil=True, inline="always")
 def splitmix64(state: np.uint64) -> tuple[np.uint64, np.uint64]:
     """One step of splitmix64: ``(new_state, 64 random bits)``."""
-    state = state + _GOLDEN
+    state = np.uint64(state) + _GOLDEN
     z = state
     z = (z ^ (z >> _S30)) * _MIX1
     z = (z ^ (z >> _S27)) * _MIX2

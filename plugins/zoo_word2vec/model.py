@@ -88,11 +88,11 @@ def cbow_block_loss(
 
 
 def window_example_batch(
-    vocab_size: int, negative: int, *, key: PRNGKeyArray, batch_size: int, length: int
+    vocab_size: int, window: int, negative: int, *, key: PRNGKeyArray, batch_size: int, length: int
 ) -> dict[str, Array]:
-    """Random window blocks: 1 to ``length - 2`` context words padded to `length`."""
+    """Random window blocks: 1 to ``min(length - 2, 2 * window)`` context words, padded to `length`."""
     k_len, k_ctx, k_out = jax.random.split(key, 3)
-    longest = max(1, length - 2)
+    longest = max(1, min(length - 2, 2 * window))
     lengths = jax.random.randint(k_len, (batch_size,), 1, longest + 1)
     context = jax.random.randint(k_ctx, (batch_size, longest), 0, vocab_size)
     mask = jnp.arange(longest) < lengths[:, None]
@@ -176,7 +176,12 @@ class SkipGram(_Word2VecBase):
 
     def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
         return window_example_batch(
-            self.num_embeddings, self.spec["negative"], key=key, batch_size=batch_size, length=length
+            self.num_embeddings,
+            self.spec["window"],
+            self.spec["negative"],
+            key=key,
+            batch_size=batch_size,
+            length=length,
         )
 
 
@@ -204,5 +209,10 @@ class CBOW(_Word2VecBase):
 
     def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
         return window_example_batch(
-            self.num_embeddings, self.spec["negative"], key=key, batch_size=batch_size, length=length
+            self.num_embeddings,
+            self.spec["window"],
+            self.spec["negative"],
+            key=key,
+            batch_size=batch_size,
+            length=length,
         )

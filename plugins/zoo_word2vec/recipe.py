@@ -41,9 +41,7 @@ class EmbeddingRecipe:
         parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
         parser.add_argument("--backend", choices=BACKENDS, default="auto", help="numba kernels or JAX steps")
         parser.add_argument("--seed", type=int, default=0, help="initialisation and sampling seed")
-        parser.add_argument(
-            "--set", action="append", metavar="KEY=VALUE", default=[], help="any other hyperparameter"
-        )
+        parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any other hyperparameter")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
@@ -54,7 +52,9 @@ class EmbeddingRecipe:
             if value is not None:
                 overrides[option] = value
         corpus = [str(p) for p in options.corpus]
-        vocab = build_vocab(corpus, min_count=options.min_count, max_vocab=options.max_vocab, tokenizer=options.tokenizer)
+        vocab = build_vocab(
+            corpus, min_count=options.min_count, max_vocab=options.max_vocab, tokenizer=options.tokenizer
+        )
         model = zoo.build(name, vocab=vocab, key=jax.random.key(options.seed), **overrides)
         model, stats = fit(
             model,

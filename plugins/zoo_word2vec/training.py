@@ -24,14 +24,10 @@ from typing import Any, Protocol
 import numpy as np
 from tqdm.auto import tqdm
 
+from zoo.data.corpus import iter_ids
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 from zoo_word2vec.stream import EncodedCorpus
-
-try:
-    from zoo.data.corpus import iter_ids
-except ImportError:  # until the shared corpus pipeline is merged
-    from zoo_word2vec._corpus_shim import iter_ids
 
 __all__ = ["Runner", "TrainStats", "encode_corpus", "job_seed", "run_epochs", "schedule"]
 
@@ -79,18 +75,19 @@ def encode_corpus(corpus: Corpus | EncodedCorpus, vocab: Vocab, tokenizer: Any =
     """Tokenise and look up `corpus` once (a path, several paths, or token lists) into an `EncodedCorpus`."""
     if isinstance(corpus, EncodedCorpus):
         return corpus
-    if isinstance(corpus, str | os.PathLike):
-        source: Any = corpus
-    elif isinstance(corpus, Sequence) and corpus and all(isinstance(p, str | os.PathLike) for p in corpus):
-        if all(isinstance(p, os.PathLike) or os.path.exists(p) for p in corpus):
-            source = corpus
-        else:
-            raise DataError("a list of strings must be corpus file paths; pass sentences as lists of tokens")
-    else:
-        source = corpus
-    if isinstance(source, Sequence) and not isinstance(source, str):
-        return EncodedCorpus.write(ids for path in source for ids in iter_ids(path, vocab, tokenizer))
-    return EncodedCorpus.write(iter_ids(source, vocab, tokenizer))
+    if _is_path_list(corpus):
+        return EncodedCorpus.write(ids for path in corpus for ids in iter_ids(path, vocab, tokenizer))
+    return EncodedCorpus.write(iter_ids(corpus, vocab, tokenizer))
+
+
+def _is_path_list(corpus: Any) -> bool:
+    """True for a list of files; a list of strings that are not all files is a mistake worth naming."""
+    if not isinstance(corpus, list | tuple) or not corpus or not all(isinstance(p, str | os.PathLike) for p in corpus):
+        return False
+    if not all(os.path.isfile(p) for p in corpus):
+        missing = next(p for p in corpus if not os.path.isfile(p))
+        raise DataError(f"no corpus file at {missing}; pass sentences as lists of tokens, files as paths")
+    return True
 
 
 def schedule(alpha: float, min_alpha: float, done: int, total: int) -> float:
