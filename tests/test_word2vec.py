@@ -11,7 +11,7 @@ from zoo.errors import DataError
 from zoo.vectors import KeyedVectors
 from zoo_word2vec.backends import SamplingTables, numba_available
 from zoo_word2vec.fit import build_vocab, fit
-from zoo_word2vec.jax_step import _draw_noise, window_blocks
+from zoo_word2vec.jax_step import draw_noise, window_blocks
 from zoo_word2vec.sampling import alias_table, keep_probabilities, noise_distribution
 from zoo_word2vec.stream import EncodedCorpus
 from zoo_word2vec.training import job_seed, run_epochs, schedule
@@ -171,7 +171,7 @@ def test_drawn_negatives_follow_the_noise_distribution(backend):
             state, draws[i] = kernels._draw_noise(state, table.threshold, table.alias)
             state = np.uint64(state)  # numba hands back a Python int
     else:
-        draws = np.asarray(_draw_noise(jax.random.key(3), (n,), table.threshold, table.alias))
+        draws = np.asarray(draw_noise(jax.random.key(3), (n,), table.threshold, table.alias))
     observed = np.bincount(draws, minlength=len(counts)) / n
     np.testing.assert_allclose(observed, noise_distribution(counts), atol=4e-3)
     assert observed[5] == 0.0

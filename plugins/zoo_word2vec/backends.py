@@ -63,18 +63,19 @@ class SamplingTables:
 
 
 class NumbaRunner:
-    """Trains `model` (skip-gram or CBOW) with the compiled kernels, Hogwild across threads."""
+    """Trains a model with a compiled job kernel, Hogwild across threads.
+
+    The kernel is called as ``kernel(W, W', *extra, job, keep, alias_threshold,
+    alias_index, window, negative, alpha_start, alpha_end, seed)`` and updates the
+    NumPy copies of the model's ``input`` and ``output`` matrices in place.
+    """
 
     parallel = True
 
-    def __init__(self, model: Any, tables: SamplingTables, *, cbow: bool) -> None:
-        from zoo_word2vec import kernels
-
-        self._model = model
-        self._kernel = kernels.cbow_job if cbow else kernels.skipgram_job
+    def __init__(self, model: Any, tables: SamplingTables, kernel: Any, extra: tuple = ()) -> None:
+        self._model, self._kernel, self._extra, self._tables = model, kernel, extra, tables
         self.syn0 = np.array(model.input, dtype=np.float32)
         self.syn1 = np.array(model.output, dtype=np.float32)
-        self._tables = tables
         self._window, self._negative = int(model.spec["window"]), int(model.spec["negative"])
 
     def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[float, int, int]:
@@ -82,6 +83,7 @@ class NumbaRunner:
         return self._kernel(
             self.syn0,
             self.syn1,
+            *self._extra,
             job,
             t.keep,
             t.alias_threshold,
@@ -98,36 +100,45 @@ class NumbaRunner:
 
 
 class JaxRunner:
-    """Trains `model` with one jit-compiled step per job, padded to `job_words` (one compilation)."""
+    """Trains a model with one jit-compiled step per job, padded to `job_words` (one compilation).
+
+    `make_step(job_words=..., batch_windows=...)` builds the step, called as
+    ``step((W, W'), (keep, alias_threshold, alias_index), extra, tokens, key, a0, a1)``.
+    """
 
     parallel = False
 
     def __init__(
-        self, model: Any, tables: SamplingTables, *, cbow: bool, job_words: int, batch_windows: int = 128
+        self,
+        model: Any,
+        tables: SamplingTables,
+        make_step: Any,
+        *,
+        job_words: int,
+        batch_windows: int = 128,
+        extra: tuple = (),
     ) -> None:
-        from zoo_word2vec.jax_step import make_step
-
         self._model = model
-        job_words = -(-job_words // batch_windows) * batch_windows
-        self._job_words = job_words
+        self._job_words = -(-job_words // batch_windows) * batch_windows
         self._params = (jnp.asarray(model.input), jnp.asarray(model.output))
         self._tables = tuple(
             jnp.asarray(a) for a in (tables.keep, tables.alias_threshold, tables.alias_index.astype(np.int32))
         )
-        self._step = make_step(
-            window=int(model.spec["window"]),
-            negative=int(model.spec["negative"]),
-            cbow=cbow,
-            job_words=job_words,
-            batch_windows=batch_windows,
-        )
+        self._extra = tuple(jnp.asarray(a) for a in extra)
+        self._step = make_step(job_words=self._job_words, batch_windows=batch_windows)
 
     def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[Any, Any, int]:
         padded = np.full(self._job_words, -1, dtype=np.int32)
         padded[: job.size] = job
-        key = jax.random.key(seed & 0xFFFFFFFF)
+        key = jax.random.fold_in(jax.random.key(seed >> 32), seed & 0xFFFFFFFF)
         self._params, loss, count = self._step(
-            self._params, self._tables, jnp.asarray(padded), key, jnp.float32(alpha_start), jnp.float32(alpha_end)
+            self._params,
+            self._tables,
+            self._extra,
+            jnp.asarray(padded),
+            key,
+            jnp.float32(alpha_start),
+            jnp.float32(alpha_end),
         )
         return loss, count, int(np.count_nonzero(job >= 0))
 

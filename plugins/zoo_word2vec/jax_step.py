@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float, Int
+from jaxtyping import Array, Bool, Float, Int
 
 from zoo_word2vec.model import cbow_block_loss, skipgram_block_loss
 
-__all__ = ["make_step", "window_blocks"]
+__all__ = ["Job", "bounded_add", "draw_noise", "loop_batches", "make_step", "prepare_job", "window_blocks"]
 
 
 def window_blocks(
@@ -67,24 +68,62 @@ def window_blocks(
     return centers, jnp.where(mask, centers[where], 0), mask, origin
 
 
-def _draw_noise(key, shape, alias_threshold, alias_index):
+def draw_noise(key, shape, alias_threshold, alias_index):
+    """Noise word ids of `shape` from the alias table."""
     k_bucket, k_side = jax.random.split(key)
     bucket = jax.random.randint(k_bucket, shape, 0, alias_index.shape[0])
     side = jax.random.bits(k_side, shape, jnp.uint32)
     return jnp.where(side < alias_threshold[bucket], bucket, alias_index[bucket]).astype(jnp.int32)
 
 
-def _bounded_add(matrix, rows, updates, weights, max_row_hits):
+def bounded_add(matrix, rows, updates, weights, max_row_hits):
     """``matrix[rows] += updates``, each row's sum divided by ``max(1, hits / max_row_hits)``."""
     hits = jnp.zeros(matrix.shape[0], matrix.dtype).at[rows].add(weights)
     scale = 1.0 / jnp.maximum(1.0, hits / max_row_hits)
     return matrix.at[rows].add(updates * scale[rows][..., None])
 
 
+class Job(NamedTuple):
+    """A job's window blocks after subsampling (see `window_blocks`), with each center's learning rate."""
+
+    centers: Int[Array, " T"]
+    contexts: Int[Array, "T ctx"]
+    mask: Bool[Array, "T ctx"]
+    alpha: Float[Array, " T"]
+    kept: Int[Array, ""]
+
+
+def prepare_job(tables, tokens, key, alpha_start, alpha_end, *, window: int) -> Job:
+    """Subsample `tokens` ``[T]`` and build its window blocks; the learning rate falls
+    linearly from `alpha_start` to `alpha_end` across the job."""
+    keep_threshold = tables[0]
+    k_keep, k_reach = jax.random.split(key)
+    safe = jnp.maximum(tokens, 0)
+    keep = (tokens >= 0) & (jax.random.bits(k_keep, tokens.shape, jnp.uint32) < keep_threshold[safe])
+    reach_bits = jax.random.bits(k_reach, tokens.shape, jnp.uint32)
+    centers, contexts, mask, origin = window_blocks(tokens, keep, reach_bits, window)
+    alpha = alpha_start + (alpha_end - alpha_start) * origin.astype(jnp.float32) / tokens.shape[0]
+    return Job(centers, contexts, mask, alpha, jnp.sum(keep))
+
+
+def loop_batches(train_batch, params, per_window: tuple, kept, batch_windows: int):
+    """Run ``train_batch(params, *slices) -> (params, loss, count)`` over consecutive
+    slices of `batch_windows` windows, as many as hold kept words; sum loss and count."""
+
+    def body(i, carry):
+        params, loss, count = carry
+        take = lambda a: jax.lax.dynamic_slice_in_dim(a, i * batch_windows, batch_windows)
+        params, batch_loss, batch_count = train_batch(params, *(take(a) for a in per_window))
+        return params, loss + batch_loss, count + batch_count
+
+    batches = (kept + batch_windows - 1) // batch_windows
+    return jax.lax.fori_loop(0, batches, body, (params, jnp.float32(0.0), jnp.int32(0)))
+
+
 def make_step(
     *, window: int, negative: int, cbow: bool, job_words: int, batch_windows: int = 128, max_row_hits: float = 32.0
 ) -> Callable[..., tuple]:
-    """A jitted ``step((W, W'), (keep, alias_threshold, alias_index), tokens [T], key, a0, a1)
+    """A jitted ``step((W, W'), (keep, alias_threshold, alias_index), (), tokens [T], key, a0, a1)
     -> ((W, W'), loss_sum, loss_count)``; the matrices are donated.
 
     The job's windows are trained `batch_windows` at a time, in corpus order, in a
@@ -106,35 +145,18 @@ def make_step(
         if cbow:  # word2vec.c gives every context word the whole hidden-layer gradient
             grad_in = grad_in * jnp.sum(mask, axis=1)[:, None, None]
         out_weight = active[:, None] & ((jnp.arange(negative + 1) == 0) | (outputs != outputs[:, :1]))
-        syn0 = _bounded_add(syn0, contexts, -alpha[:, None, None] * grad_in, mask.astype(syn0.dtype), max_row_hits)
-        syn1 = _bounded_add(
-            syn1, outputs, -alpha[:, None, None] * grad_out, out_weight.astype(syn1.dtype), max_row_hits
-        )
+        syn0 = bounded_add(syn0, contexts, -alpha[:, None, None] * grad_in, mask.astype(syn0.dtype), max_row_hits)
+        syn1 = bounded_add(syn1, outputs, -alpha[:, None, None] * grad_out, out_weight.astype(syn1.dtype), max_row_hits)
         count = jnp.sum(active) if cbow else jnp.sum(mask)
         return (syn0, syn1), loss, count
 
     @partial(jax.jit, donate_argnums=(0,))
-    def step(params, tables, tokens, key, alpha_start, alpha_end):
-        keep_threshold, alias_threshold, alias_index = tables
-        k_keep, k_reach, k_noise = jax.random.split(key, 3)
-        safe = jnp.maximum(tokens, 0)
-        keep = (tokens >= 0) & (jax.random.bits(k_keep, tokens.shape, jnp.uint32) < keep_threshold[safe])
-        reach_bits = jax.random.bits(k_reach, tokens.shape, jnp.uint32)
-        centers, contexts, mask, origin = window_blocks(tokens, keep, reach_bits, window)
-        noise = _draw_noise(k_noise, (job_words, negative), alias_threshold, alias_index)
-        outputs = jnp.concatenate([centers[:, None], noise], axis=1)
-        alpha = alpha_start + (alpha_end - alpha_start) * origin.astype(jnp.float32) / job_words
-
-        def body(i, carry):
-            params, loss, count = carry
-            start = i * batch_windows
-            take = lambda a: jax.lax.dynamic_slice_in_dim(a, start, batch_windows)
-            params, batch_loss, batch_count = train_batch(
-                params, take(contexts), take(mask), take(outputs), take(alpha)
-            )
-            return params, loss + batch_loss, count + batch_count
-
-        batches = (jnp.sum(keep) + batch_windows - 1) // batch_windows
-        return jax.lax.fori_loop(0, batches, body, (params, jnp.float32(0.0), jnp.int32(0)))
+    def step(params, tables, extra, tokens, key, alpha_start, alpha_end):
+        k_job, k_noise = jax.random.split(key)
+        job = prepare_job(tables, tokens, k_job, alpha_start, alpha_end, window=window)
+        noise = draw_noise(k_noise, (job_words, negative), tables[1], tables[2])
+        outputs = jnp.concatenate([job.centers[:, None], noise], axis=1)
+        per_window = (job.contexts, job.mask, outputs, job.alpha)
+        return loop_batches(train_batch, params, per_window, job.kept, batch_windows)
 
     return step

@@ -133,8 +133,14 @@ class _Word2VecBase(Model, Embedder):
 
         cbow = isinstance(self, CBOW)
         if backend == "numba":
-            return NumbaRunner(self, tables, cbow=cbow)
-        return JaxRunner(self, tables, cbow=cbow, job_words=job_words)
+            from zoo_word2vec import kernels
+
+            return NumbaRunner(self, tables, kernels.cbow_job if cbow else kernels.skipgram_job)
+        from zoo_word2vec.jax_step import make_step
+
+        window, negative = self.spec["window"], self.spec["negative"]
+        build = lambda **sizes: make_step(window=window, negative=negative, cbow=cbow, **sizes)
+        return JaxRunner(self, tables, build, job_words=job_words)
 
 
 def _batch_loss(model: _Word2VecBase, batch: Mapping[str, Array], block_loss, per_pair: bool) -> Float[Array, ""]:
