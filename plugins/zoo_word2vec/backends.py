@@ -77,6 +77,7 @@ class NumbaRunner:
         self.syn0 = np.array(model.input, dtype=np.float32)
         self.syn1 = np.array(model.output, dtype=np.float32)
         self._window, self._negative = int(model.spec["window"]), int(model.spec["negative"])
+        self.run(np.full(1, -1, dtype=np.int32), 0.0, 0.0, 0)  # compile (or load from cache) before timing starts
 
     def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[float, int, int]:
         t = self._tables
