@@ -67,6 +67,12 @@ def block_loss(
     return jnp.sum(jnp.where(output_mask, positive + negative, 0.0))
 
 
+@eqx.filter_jit
+def _all_vectors(model: FastText) -> Float[Array, "vocab dim"]:
+    one = lambda i: model.compose(i[None])[0]
+    return jax.lax.map(one, jnp.arange(model.num_embeddings), batch_size=256)
+
+
 class FastText(Model, Embedder):
     """Skip-gram with subword (character n-gram) input vectors and negative sampling.
 
@@ -113,8 +119,7 @@ class FastText(Model, Embedder):
 
     def vectors(self) -> Float[Array, "vocab dim"]:
         """Each vocabulary word's vector ``[vocab, dim]`` (composed 256 words at a time)."""
-        one = lambda i: self.compose(i[None])[0]
-        return jax.lax.map(one, jnp.arange(self.num_embeddings), batch_size=256)
+        return _all_vectors(self)
 
     def __call__(
         self, ids: Int[Array, " seq"], mask: Bool[Array, " seq"] | None = None, *, key: PRNGKeyArray | None = None
