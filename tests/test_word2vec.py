@@ -301,3 +301,21 @@ def test_an_empty_corpus_is_an_error(toy):
     untrained = zoo.build("word2vec-skipgram", key=jax.random.key(0), vocab_size=10, dim=8)
     with pytest.raises(DataError, match="vocab="):
         fit(untrained, [["a"]], progress=False)
+
+
+# -- the recipe -------------------------------------------------------------------------
+
+
+def test_zoo_train_writes_a_model_that_loads_and_answers(tmp_path, capsys):
+    from zoo.cli.main import main
+
+    corpus = tmp_path / "toy.txt"
+    corpus.write_text("\n".join(" ".join(s) for s in toy_sentences(600)) + "\n")
+    out = tmp_path / "cbow.safetensors"
+    args = ["train", "word2vec-cbow", "--corpus", str(corpus), "--out", str(out), "--dim", "12", "--epochs", "2"]
+    assert main([*args, "--min-count", "1", "--window", "3", "--quiet"]) == 0
+    assert "words/s" in capsys.readouterr().err
+    model = zoo.load(out)
+    assert model.spec.name == "word2vec-cbow" and model.spec["window"] == 3 and model.spec["epochs"] == 2
+    assert model.vectors().shape == (len(model.vocabs["words"]), 12)
+    assert len(KeyedVectors.load(out).most_similar("cat", topn=3)) == 3
