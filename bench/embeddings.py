@@ -65,7 +65,9 @@ def work_zoo(args: argparse.Namespace) -> dict:
     corpus = [str(args.text)] * args.repeat
     start = time.perf_counter()
     vocab = build_vocab(corpus, min_count=args.min_count, tokenizer="whitespace")
-    params = dict(dim=args.dim, window=args.window, negative=args.negative, sample=args.sample, epochs=args.epochs)
+    params = dict(
+        embedding_size=args.dim, window=args.window, negative=args.negative, sample=args.sample, epochs=args.epochs
+    )
     model = zoo.build(ZOO_NAMES[args.model], vocab=vocab, key=jax.random.key(args.seed), **params)
     model, stats = fit(
         model,

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     corpus = str(data / args.corpus)
     start = time.perf_counter()
     vocab = build_vocab(corpus, min_count=5)
-    params = dict(dim=args.dim, window=args.window, negative=args.negative, sample=0.0, epochs=args.epochs)
+    params = dict(embedding_size=args.dim, window=args.window, negative=args.negative, sample=0.0, epochs=args.epochs)
     model = zoo.build("word2vec-skipgram", vocab=vocab, key=jax.random.key(0), **params)
     model, stats = fit(model, corpus, threads=args.threads, progress=False)
     seconds, loss = time.perf_counter() - start, stats.history[-1]["loss"]

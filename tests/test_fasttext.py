@@ -70,7 +70,9 @@ def corpus():
 @pytest.fixture(scope="module", params=[pytest.param("numba", marks=needs_numba), "jax"])
 def trained(request, corpus):
     sentences, vocab = corpus
-    model = zoo.build("fasttext", vocab=vocab, key=jax.random.key(0), dim=24, buckets=5000, epochs=5, sample=0.0)
+    model = zoo.build(
+        "fasttext", vocab=vocab, key=jax.random.key(0), embedding_size=24, buckets=5000, epochs=5, sample=0.0
+    )
     return fit(model, sentences, backend=request.param, threads=1, progress=False, job_words=2000)
 
 
@@ -93,19 +95,19 @@ def test_inflected_forms_are_each_others_neighbours(trained):
 
 
 def test_vectors_are_the_mean_of_word_and_ngram_rows(corpus):
-    model = zoo.build("fasttext", vocab=corpus[1], key=jax.random.key(0), dim=8, buckets=300)
+    model = zoo.build("fasttext", vocab=corpus[1], key=jax.random.key(0), embedding_size=8, buckets=300)
     index = corpus[1].index["walking"]
     rows = [index] + [len(corpus[1]) + b for b in ngram_buckets("walking", 3, 6, 300)]
     np.testing.assert_allclose(model.vectors()[index], np.asarray(model.input)[rows].mean(0), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(model(np.array([index]))[0], model.vectors()[index], rtol=1e-6)
     oov_rows = [len(corpus[1]) + b for b in ngram_buckets("walkers", 3, 6, 300)]
     np.testing.assert_allclose(model.oov_vector("walkers"), np.asarray(model.input)[oov_rows].mean(0), rtol=1e-5)
-    no_subwords = zoo.build("fasttext", vocab=corpus[1], key=jax.random.key(0), dim=8, buckets=300, max_n=0)
+    no_subwords = zoo.build("fasttext", vocab=corpus[1], key=jax.random.key(0), embedding_size=8, buckets=300, max_n=0)
     assert not np.any(no_subwords.oov_vector("walkers"))
 
 
 def test_oov_vectors_survive_save_and_load(corpus, tmp_path):
-    model = zoo.build("fasttext", vocab=corpus[1], key=jax.random.key(0), dim=8, buckets=300)
+    model = zoo.build("fasttext", vocab=corpus[1], key=jax.random.key(0), embedding_size=8, buckets=300)
     loaded = zoo.load(zoo.save(model, tmp_path / "ft.safetensors"))
     np.testing.assert_array_equal(loaded.oov_vector("walkers"), model.oov_vector("walkers"))
     np.testing.assert_array_equal(np.asarray(loaded.vectors()), np.asarray(model.vectors()))

@@ -56,7 +56,7 @@ def toy():
 
 def train_toy(toy, arch="word2vec-skipgram", backend="numba", seed=0, threads=1, **params):
     sentences, vocab = toy
-    params = {"dim": 16, "epochs": 6, "sample": 0.0, **params}
+    params = {"embedding_size": 16, "epochs": 6, "sample": 0.0, **params}
     model = zoo.build(arch, vocab=vocab, key=jax.random.key(seed), **params)
     return fit(model, sentences, backend=backend, threads=threads, seed=seed, progress=False, job_words=2000)
 
@@ -67,7 +67,7 @@ def train_toy(toy, arch="word2vec-skipgram", backend="numba", seed=0, threads=1,
 @needs_numba
 @pytest.mark.parametrize("arch", ["word2vec-skipgram", "word2vec-cbow"])
 def test_words_of_a_class_become_neighbours(toy, arch):
-    untrained = zoo.build(arch, vocab=toy[1], key=jax.random.key(0), dim=16)
+    untrained = zoo.build(arch, vocab=toy[1], key=jax.random.key(0), embedding_size=16)
     assert class_neighbour_accuracy(untrained) < 0.3
     model, stats = train_toy(toy, arch)
     assert class_neighbour_accuracy(model) >= 0.9
@@ -254,13 +254,13 @@ def test_learning_rate_decays_linearly_to_min_alpha_over_all_epochs():
 
 @needs_numba
 def test_a_learning_rate_of_zero_changes_nothing(toy):
-    before = zoo.build("word2vec-skipgram", vocab=toy[1], key=jax.random.key(0), dim=16, output_init=1.0)
+    before = zoo.build("word2vec-skipgram", vocab=toy[1], key=jax.random.key(0), embedding_size=16, output_init=1.0)
     after, _ = fit(
         zoo.build(
             "word2vec-skipgram",
             vocab=toy[1],
             key=jax.random.key(0),
-            dim=16,
+            embedding_size=16,
             output_init=1.0,
             alpha=0.0,
             min_alpha=0.0,
@@ -295,10 +295,10 @@ def test_jobs_cover_the_corpus_in_order_and_cut_long_sentences(monkeypatch):
 
 
 def test_an_empty_corpus_is_an_error(toy):
-    model = zoo.build("word2vec-skipgram", vocab=toy[1], key=jax.random.key(0), dim=8)
+    model = zoo.build("word2vec-skipgram", vocab=toy[1], key=jax.random.key(0), embedding_size=8)
     with pytest.raises(DataError, match="no in-vocabulary words"):
         fit(model, [["unknown", "words"]], backend="jax", progress=False)
-    untrained = zoo.build("word2vec-skipgram", key=jax.random.key(0), vocab_size=10, dim=8)
+    untrained = zoo.build("word2vec-skipgram", key=jax.random.key(0), vocab_size=10, embedding_size=8)
     with pytest.raises(DataError, match="vocab="):
         fit(untrained, [["a"]], progress=False)
 

@@ -76,7 +76,7 @@ def _all_vectors(model: FastText) -> Float[Array, "vocab dim"]:
 class FastText(Model, Embedder):
     """Skip-gram with subword (character n-gram) input vectors and negative sampling.
 
-    **Hyperparameters** (``spec.params``): `vocab_size`, `dim`, `min_n`, `max_n`
+    **Hyperparameters** (``spec.params``): `vocab_size`, `embedding_size`, `min_n`, `max_n`
     (n-gram lengths; ``max_n = 0`` turns subwords off), `buckets` (hash table rows),
     and the training settings of `zoo_word2vec.model.SkipGram` (`window`,
     `negative`, `sample`, `ns_exponent`, `alpha`, `min_alpha`, `epochs`, `output_init`).
@@ -96,7 +96,7 @@ class FastText(Model, Embedder):
 
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
-        size, dim = p["vocab_size"], p["dim"]
+        size, dim = p["vocab_size"], p["embedding_size"]
         if "words" in vocabs and len(vocabs["words"]) != size:
             raise DataError(f"fasttext: vocab_size={size} but the 'words' vocabulary has {len(vocabs['words'])}")
         words = vocabs["words"].tokens if "words" in vocabs else [""] * size

@@ -4,7 +4,7 @@ import jax, zoo
 from zoo_word2vec.fit import build_vocab, fit
 
 vocab = build_vocab("corpus.txt.gz", min_count=5)
-model = zoo.build("word2vec-skipgram", vocab=vocab, key=jax.random.key(0), dim=100)
+model = zoo.build("word2vec-skipgram", vocab=vocab, key=jax.random.key(0), embedding_size=100)
 model, stats = fit(model, "corpus.txt.gz", threads=2)
 print(stats.words_per_s, stats.history[-1]["loss"])
 """

@@ -155,7 +155,7 @@ def _batch_loss(model: _Word2VecBase, batch: Mapping[str, Array], block_loss, pe
 class SkipGram(_Word2VecBase):
     """Skip-gram with negative sampling: each word predicts the words around it.
 
-    **Hyperparameters** (``spec.params``): `vocab_size`, `dim`; training settings
+    **Hyperparameters** (``spec.params``): `vocab_size`, `embedding_size`; training settings
     kept with the model: `window` (maximal; each center draws 1..window),
     `negative`, `sample` (subsampling threshold), `ns_exponent` (noise ∝
     count^exponent), `alpha` → `min_alpha` (linear decay), `epochs`;
@@ -172,8 +172,8 @@ class SkipGram(_Word2VecBase):
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
         _check_vocab(p, vocabs, spec.name)
-        self.input, self.output = init_matrices(p["vocab_size"], p["dim"], p["output_init"], key=key)
-        self.num_embeddings, self.embedding_size = p["vocab_size"], p["dim"]
+        self.input, self.output = init_matrices(p["vocab_size"], p["embedding_size"], p["output_init"], key=key)
+        self.num_embeddings, self.embedding_size = p["vocab_size"], p["embedding_size"]
         self.spec, self.vocabs = spec, vocabs
 
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
@@ -205,8 +205,8 @@ class CBOW(_Word2VecBase):
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
         _check_vocab(p, vocabs, spec.name)
-        self.input, self.output = init_matrices(p["vocab_size"], p["dim"], p["output_init"], key=key)
-        self.num_embeddings, self.embedding_size = p["vocab_size"], p["dim"]
+        self.input, self.output = init_matrices(p["vocab_size"], p["embedding_size"], p["output_init"], key=key)
+        self.num_embeddings, self.embedding_size = p["vocab_size"], p["embedding_size"]
         self.spec, self.vocabs = spec, vocabs
 
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:

@@ -14,7 +14,7 @@ from zoo_word2vec.backends import BACKENDS
 
 __all__ = ["EmbeddingRecipe", "recipe"]
 
-# option -> spec parameter; None defaults keep the architecture's (or preset's) value
+# option -> type; None defaults keep the architecture's (or preset's) value
 _SETTINGS = {
     "dim": int,
     "window": int,
@@ -50,7 +50,7 @@ class EmbeddingRecipe:
         for option in _SETTINGS:
             value = getattr(options, option)
             if value is not None:
-                overrides[option] = value
+                overrides["embedding_size" if option == "dim" else option] = value
         corpus = [str(p) for p in options.corpus]
         vocab = build_vocab(
             corpus, min_count=options.min_count, max_vocab=options.max_vocab, tokenizer=options.tokenizer
