@@ -8,6 +8,7 @@ the numba kernel, every row of the center receives the whole input gradient.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from functools import partial
 
@@ -20,6 +21,7 @@ from zoo_word2vec.jax_step import bounded_add, draw_noise, loop_batches, prepare
 __all__ = ["make_step"]
 
 
+@functools.cache  # one compiled step per configuration, shared by every runner
 def make_step(
     *, window: int, negative: int, job_words: int, batch_windows: int = 128, max_row_hits: float = 32.0
 ) -> Callable[..., tuple]:

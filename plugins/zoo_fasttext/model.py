@@ -73,6 +73,11 @@ def _all_vectors(model: FastText) -> Float[Array, "vocab dim"]:
     return jax.lax.map(one, jnp.arange(model.num_embeddings), batch_size=256)
 
 
+@eqx.filter_jit
+def _compose(model: FastText, ids: Int[Array, " n"]) -> Float[Array, "n dim"]:
+    return model.compose(ids)
+
+
 class FastText(Model, Embedder):
     """Skip-gram with subword (character n-gram) input vectors and negative sampling.
 
@@ -125,14 +130,14 @@ class FastText(Model, Embedder):
         self, ids: Int[Array, " seq"], mask: Bool[Array, " seq"] | None = None, *, key: PRNGKeyArray | None = None
     ) -> Float[Array, "seq dim"]:
         """The composed vectors of `ids` ``[seq]`` -> ``[seq, dim]``."""
-        return self.compose(ids)
+        return _compose(self, ids)
 
     def oov_vector(self, word: str) -> np.ndarray:
         """A vector for any word: its vocabulary vector if known, else the mean of its n-gram rows
         (zeros when it has no n-grams, e.g. with ``max_n = 0``)."""
         vocab = self.vocabs.get("words")
         if vocab is not None and word in vocab.index:
-            return np.asarray(self.compose(jnp.asarray([vocab.index[word]]))[0])
+            return np.asarray(_compose(self, jnp.asarray([vocab.index[word]]))[0])
         p = self.spec.params
         buckets = ngram_buckets(word, p["min_n"], p["max_n"], p["buckets"])
         if not buckets:

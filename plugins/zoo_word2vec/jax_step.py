@@ -16,6 +16,7 @@ SGD, hotter rows a bounded step.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from functools import partial
 from typing import NamedTuple
@@ -29,6 +30,7 @@ from zoo_word2vec.model import cbow_block_loss, skipgram_block_loss
 __all__ = ["Job", "bounded_add", "draw_noise", "loop_batches", "make_step", "prepare_job", "window_blocks"]
 
 
+@partial(jax.jit, static_argnames="window")
 def window_blocks(
     tokens: Int[Array, " T"],
     keep: Float[Array, " T"],
@@ -120,6 +122,7 @@ def loop_batches(train_batch, params, per_window: tuple, kept, batch_windows: in
     return jax.lax.fori_loop(0, batches, body, (params, jnp.float32(0.0), jnp.int32(0)))
 
 
+@functools.cache  # one compiled step per configuration, shared by every runner
 def make_step(
     *, window: int, negative: int, cbow: bool, job_words: int, batch_windows: int = 128, max_row_hits: float = 32.0
 ) -> Callable[..., tuple]:
