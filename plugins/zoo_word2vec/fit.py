@@ -33,13 +33,7 @@ def default_threads() -> int:
 
 def build_vocab(corpus: Corpus, *, min_count: int = 5, max_vocab: int | None = None, tokenizer: Any = None) -> Vocab:
     """Count the words of `corpus` (paths or token lists) and keep the frequent ones, most frequent first."""
-    if isinstance(corpus, list | tuple) and corpus and all(isinstance(p, str | os.PathLike) for p in corpus):
-        counts = count_tokens(corpus[0], tokenizer)
-        for path in corpus[1:]:
-            counts.update(count_tokens(path, tokenizer))
-    else:
-        counts = count_tokens(corpus, tokenizer)
-    return build_word_vocab(counts, min_count=min_count, max_vocab=max_vocab)
+    return build_word_vocab(count_tokens(corpus, tokenizer), min_count=min_count, max_vocab=max_vocab)
 
 
 def fit(

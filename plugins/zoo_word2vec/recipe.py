@@ -10,6 +10,7 @@ from typing import Any
 import jax
 
 import zoo
+from zoo.recipes import add_corpus_arguments, corpus_vocabulary
 from zoo_word2vec.backends import BACKENDS
 
 __all__ = ["EmbeddingRecipe", "recipe"]
@@ -30,14 +31,11 @@ class EmbeddingRecipe:
     """Count the vocabulary, train with the compiled kernels (or JAX), save one file."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--corpus", type=Path, nargs="+", required=True, help="text files, plain or .gz")
+        add_corpus_arguments(parser)
         parser.add_argument("--out", type=Path, required=True, help="where to save the model (.safetensors)")
         for option, kind in _SETTINGS.items():
             flag = "--" + option.replace("_", "-")
             parser.add_argument(flag, type=kind, default=None, help=f"{option} (default: the model's)")
-        parser.add_argument("--min-count", type=int, default=5, help="drop words rarer than this (default 5)")
-        parser.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words")
-        parser.add_argument("--tokenizer", default=None, help="tokeniser name (default: words)")
         parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
         parser.add_argument("--backend", choices=BACKENDS, default="auto", help="numba kernels or JAX steps")
         parser.add_argument("--seed", type=int, default=0, help="initialisation and sampling seed")
@@ -45,16 +43,14 @@ class EmbeddingRecipe:
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
-        from zoo_word2vec.fit import build_vocab, fit
+        from zoo_word2vec.fit import fit
 
         for option in _SETTINGS:
             value = getattr(options, option)
             if value is not None:
                 overrides["embedding_size" if option == "dim" else option] = value
         corpus = [str(p) for p in options.corpus]
-        vocab = build_vocab(
-            corpus, min_count=options.min_count, max_vocab=options.max_vocab, tokenizer=options.tokenizer
-        )
+        vocab = corpus_vocabulary(options)
         model = zoo.build(name, vocab=vocab, key=jax.random.key(options.seed), **overrides)
         model, stats = fit(
             model,
