@@ -25,9 +25,11 @@ import jax
 import numpy as np
 import optax
 
-import zoo
+from zoo.build import build
 from zoo.data.paths import require_shared_data
 from zoo.data.text import tokenize
+from zoo.train import train
+from zoo.weights import save
 from zoo_seq2seq.data import build_vocabs, pair_batches
 from zoo_seq2seq.translate import translate_texts
 
@@ -110,16 +112,14 @@ def main() -> None:
         "label_smoothing": args.label_smoothing,
         "strategy.max_length": args.max_length + 10,
     }
-    model = zoo.build(
-        args.model, key=jax.random.key(args.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides
-    )
+    model = build(args.model, key=jax.random.key(args.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides)
     steps = args.steps or estimate_steps(model, data, args)
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, min(500, steps // 10), steps, args.lr / 20)
     optimizer = optax.chain(optax.clip_by_global_norm(5.0), optax.adam(schedule))
     dev_src = [es for es, _ in test[:300]]
     dev_ref = [en for _, en in test[:300]]
     started = time.perf_counter()
-    result = zoo.train(
+    result = train(
         model,
         data,
         steps=steps,
@@ -132,7 +132,7 @@ def main() -> None:
     )
     train_seconds = time.perf_counter() - started
     model = result.model
-    zoo.save(model, args.out)
+    save(model, args.out)
     report = evaluate(model, test, by_source, args)
     report.update(
         model=model.spec.name,
@@ -149,7 +149,7 @@ def main() -> None:
 
 def estimate_steps(model, data, args) -> int:
     """Steps that fit the budget, from the speed of a short probe run."""
-    probe = zoo.train(model, data, steps=100, key=jax.random.key(0), progress=False, log_every=25, units="tgt_mask")
+    probe = train(model, data, steps=100, key=jax.random.key(0), progress=False, log_every=25, units="tgt_mask")
     rate = np.mean([h["units_per_s"] for h in probe.history[1:]])
     tokens_per_step = np.mean([np.sum(b["tgt_mask"]) for b, _ in zip(data, range(50), strict=False)])
     per_step = tokens_per_step / rate

@@ -180,19 +180,25 @@ class Seq2Seq(Model):
         tgt_in = self.decoder_inputs(tokens[None])[0]
         return self(src, mask, tgt_in).attention
 
-    def translate(self, sources: str | Sequence[str], **decode_params: Any) -> str | list[str]:
-        """Translate text with the model's vocabularies: the best output of each input.
+    def translate(
+        self, sources: str | Sequence[str], *, with_scores: bool = False, **decode_params: Any
+    ) -> str | list[str] | list[list[tuple[str, float]]]:
+        """Translate text with the model's vocabularies.
 
         Text is tokenised with `zoo.data.text.tokenize` (lowercase, punctuation
         split) and outputs are detokenised; `decode_params` go to `decode`
-        (``strategy="beam", beam_size=5``). For n-best lists and scores use
-        `zoo_seq2seq.translate.translate_texts`.
+        (``strategy="beam", beam_size=5, n_best=3``). Returns the best output of
+        each input (a string for a string), or with `with_scores` every input's
+        n-best list of ``(text, score)``, best first.
         """
         from zoo_seq2seq.translate import translate_texts
 
         single = isinstance(sources, str)
         texts = [sources] if single else list(sources)
-        best = [options[0].text if options else "" for options in translate_texts(self, texts, **decode_params)]
+        results = translate_texts(self, texts, **decode_params)
+        if with_scores:
+            return [[(t.text, t.score) for t in options] for options in results]
+        best = [options[0].text if options else "" for options in results]
         return best[0] if single else best
 
 

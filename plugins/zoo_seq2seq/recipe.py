@@ -10,11 +10,13 @@ import jax
 import numpy as np
 import optax
 
-import zoo
+from zoo.build import build
 from zoo.data.tasks import TASKS, get_task
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 from zoo.recipes import add_common_arguments
+from zoo.train import train
+from zoo.weights import save
 from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches, read_pairs
 
 __all__ = ["Seq2SeqRecipe", "exact_match", "recipe"]
@@ -76,12 +78,10 @@ class Seq2SeqRecipe:
         overrides.setdefault("strategy.max_length", max(len(t) for t in tgt) + 1)
         if options.reverse_source:
             overrides["reverse_source"] = True
-        model = zoo.build(
-            name, key=jax.random.key(options.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides
-        )
+        model = build(name, key=jax.random.key(options.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides)
         ids, mask = encode_sources(src_vocab, [src[i] for i in valid])
         wanted = [tgt[i] for i in valid]
-        result = zoo.train(
+        result = train(
             model,
             data,
             steps=options.steps,
@@ -96,7 +96,7 @@ class Seq2SeqRecipe:
             progress=not options.quiet,
             description=name,
         )
-        return zoo.save(result.model, options.out)
+        return save(result.model, options.out)
 
 
 recipe = Seq2SeqRecipe()
