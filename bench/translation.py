@@ -97,9 +97,9 @@ def main() -> None:
         import os
 
         os.environ["ZOO_DATA_DIR"] = str(args.data_dir)
-    train, test, by_source = load_split(require_shared_data("seq2seq", "spa-eng.tsv.gz"), args.test_size, args.seed)
-    src = [tokenize(es) for es, _ in train]
-    tgt = [tokenize(en) for _, en in train]
+    train_pairs, test, by_source = load_split(require_shared_data("seq2seq", "spa-eng.tsv.gz"), args.test_size, args.seed)
+    src = [tokenize(es) for es, _ in train_pairs]
+    tgt = [tokenize(en) for _, en in train_pairs]
     keep = [i for i in range(len(src)) if max(len(src[i]), len(tgt[i])) <= args.max_length]
     src, tgt = [src[i] for i in keep], [tgt[i] for i in keep]
     src_vocab, tgt_vocab = build_vocabs(src, tgt, min_count=args.min_count)
