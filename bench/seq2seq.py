@@ -95,8 +95,8 @@ def run_zoo(args, batches, test) -> dict:
         "train_compile_s": timings[0],
         "train_tokens_per_s": batches[0][1].size / float(np.median(timings[args.warmup_steps :])),
     }
-    greedy = lambda s: model.decode(s, strategy="greedy", max_length=args.length + 1)  # noqa: E731
-    beam = lambda s: model.decode(  # noqa: E731
+    greedy = lambda s: model.decode(s, strategy="greedy", max_length=args.length + 1)
+    beam = lambda s: model.decode(
         s, strategy="beam", beam_size=args.beam_size, alpha=args.alpha, max_length=args.length + 1
     )
     result.update(_decode_speed(greedy, test, args, "greedy"))

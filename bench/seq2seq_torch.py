@@ -129,7 +129,7 @@ def run(args, batches, test) -> dict:
     model.eval()
     src = torch.from_numpy(test).long()
     result.update(_decode_speed(lambda s: model.greedy(s, args.length + 1), src, args, "greedy"))
-    beam = lambda s: model.beam(s, args.beam_size, args.length + 1, args.alpha)  # noqa: E731
+    beam = lambda s: model.beam(s, args.beam_size, args.length + 1, args.alpha)
     result.update(_decode_speed(beam, src, args, "beam"))
     return result
 

@@ -97,7 +97,9 @@ def main() -> None:
         import os
 
         os.environ["ZOO_DATA_DIR"] = str(args.data_dir)
-    train_pairs, test, by_source = load_split(require_shared_data("seq2seq", "spa-eng.tsv.gz"), args.test_size, args.seed)
+    train_pairs, test, by_source = load_split(
+        require_shared_data("seq2seq", "spa-eng.tsv.gz"), args.test_size, args.seed
+    )
     src = [tokenize(es) for es, _ in train_pairs]
     tgt = [tokenize(en) for _, en in train_pairs]
     keep = [i for i in range(len(src)) if max(len(src[i]), len(tgt[i])) <= args.max_length]
