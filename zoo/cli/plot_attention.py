@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise ZooError(f"{model.spec.name!r} has no attention; build it with one, e.g. seq2seq+luong-general")
     labels = [src_vocab.tokens[i] for i in ids[0]]
     outputs = [tgt_vocab.tokens[i] for i in tokens]
-    path = attention_heatmap(np.asarray(weights), labels, outputs, args.out, title=f"{model.spec.name}: {args.text}")
+    title = f"{model.spec.name}: {args.text}"
+    path = attention_heatmap(np.asarray(weights), labels, outputs, args.out, title=title, annotate=not args.no_values)
     print(f"wrote {path}", file=sys.stderr)
     return 0

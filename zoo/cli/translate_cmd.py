@@ -9,7 +9,7 @@ from typing import Any
 
 from zoo.errors import DataError, ZooError
 
-__all__ = ["decode_options", "register"]
+__all__ = ["add_decode_arguments", "decode_options", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
