@@ -22,6 +22,7 @@ COMMANDS = [
     "zoo.cli.listing",
     "zoo.cli.train_cmd",
     "zoo.cli.demo_cmd",
+    "zoo.cli.eval_cmd",
     "zoo.cli.check_cmd",
     "zoo.cli.plot_cmd",
 ]
