@@ -1,0 +1,1 @@
+"""Evaluation: perplexity, accuracy, analogies, similarity, BLEU."""
