@@ -12,6 +12,8 @@ ran and how many were skipped. Classes:
 - `EmbedderTests`, `CellTests`, `EncoderTests`, `AttentionTests`, `StrategyTests`: one kind each.
 - `ModelTests`: every architecture, and every architecture with each selected component
   in the slot it fits (so a new attention is tested as ``seq2seq+<name>``).
+- `CausalModelTests`: the same models, where they are causal (`zoo.LanguageModel`):
+  later tokens never change earlier outputs; carried state equals one long pass.
 
 Importing this package is light; the classes load JAX when first used.
 """
@@ -31,6 +33,7 @@ _LAZY = {
     "AttentionTests": "zoo.testing.attention",
     "StrategyTests": "zoo.testing.strategies",
     "ModelTests": "zoo.testing.models",
+    "CausalModelTests": "zoo.testing.causal",
 }
 
 __all__ = list(_LAZY)
