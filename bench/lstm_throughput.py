@@ -49,12 +49,11 @@ def run_zoo(args: argparse.Namespace) -> dict:
     import zoo
     from zoo.data.stream import StreamBatches
     from zoo.language import zaremba_sgd
-    from zoo.train import train
+    from zoo.trainer import train
 
     ids, vocab_size = load_stream(args.data_dir, 10000)
-    model = zoo.build(
-        "lstm-lm-small", key=jax.random.key(0), vocab_size=vocab_size, hidden_size=args.hidden, embedding_size=args.hidden
-    )
+    size = {"hidden_size": args.hidden, "embedding_size": args.hidden}
+    model = zoo.build("lstm-lm-small", key=jax.random.key(0), vocab_size=vocab_size, **size)
     data = StreamBatches(ids, batch_size=args.batch_size, unroll=args.unroll)
     result = train(
         model,
@@ -69,7 +68,8 @@ def run_zoo(args: argparse.Namespace) -> dict:
     )
     timed = [r for r in result.history if "units_per_s" in r][1:]
     rate = float(np.mean([r["units_per_s"] for r in timed]))
-    return {"side": "zoo", "tokens_per_s": rate, "loss": result.history[-1]["loss"], "compilations": result.compilations}
+    loss = result.history[-1]["loss"]
+    return {"side": "zoo", "tokens_per_s": rate, "loss": loss, "compilations": result.compilations}
 
 
 def run_torch(args: argparse.Namespace) -> dict:

@@ -25,7 +25,7 @@ from zoo.data.vocab import Vocab
 from zoo.eval.perplexity import perplexity
 from zoo.interfaces import LanguageModel
 from zoo.recipes import add_common_arguments
-from zoo.train import TrainResult, train
+from zoo.trainer import TrainResult, train
 
 __all__ = ["LanguageModelRecipe", "build_vocab", "recipe", "train_language_model", "zaremba_sgd"]
 

@@ -23,6 +23,7 @@ COMMANDS = [
     "zoo.cli.train_cmd",
     "zoo.cli.demo_cmd",
     "zoo.cli.eval_cmd",
+    "zoo.cli.generate_cmd",
     "zoo.cli.check_cmd",
     "zoo.cli.plot_cmd",
 ]

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.build import build
+from zoo.builder import build
 from zoo.interfaces import LanguageModel
 from zoo.resolve import architecture_of
 from zoo.testing.base import ConformanceTests, assert_trees_close
