@@ -36,7 +36,8 @@ def filter_logits(
     ranked = jnp.where(keep_k, ranked, floor)
     probs = jax.nn.softmax(ranked)
     before = jnp.cumsum(probs) - probs  # mass of the better-ranked tokens
-    keep_sorted = keep_k & ((before < top_p) | (rank == 0))
+    # within float error of the target mass counts as reaching it
+    keep_sorted = keep_k & ((top_p >= 1.0) | (before < top_p - 1e-6) | (rank == 0))
     keep = jnp.zeros_like(keep_sorted).at[order].set(keep_sorted)
     return jnp.where(keep, logits, floor)
 
