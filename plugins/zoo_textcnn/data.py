@@ -15,8 +15,8 @@ from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 
 __all__ = [
-    "LabelledTexts",
     "LabelledBatches",
+    "LabelledTexts",
     "label_vocab",
     "read_columns",
     "read_label_text",

@@ -121,7 +121,9 @@ class TextCNN(Model):
             chunk = encoded[start : start + batch_size]
             longest = max(1, *(len(e) for e in chunk))
             width = 1 << (longest - 1).bit_length()
-            ids, mask = pad_sequences(chunk + [[]] * (batch_size - len(chunk)), pad_id=self.spec["pad_id"], length=width)
+            ids, mask = pad_sequences(
+                chunk + [[]] * (batch_size - len(chunk)), pad_id=self.spec["pad_id"], length=width
+            )
             probs = jax.nn.softmax(_logits(self, jnp.asarray(ids), jnp.asarray(mask)), axis=-1)
             out[start : start + len(chunk)] = np.asarray(probs)[: len(chunk)]
         return out

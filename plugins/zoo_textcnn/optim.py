@@ -49,4 +49,3 @@ def kim_optimizer(*, max_norm_limit: float = 3.0, rho: float = 0.95, eps: float 
         optax.adadelta(learning_rate=learning_rate, rho=rho, eps=eps),
         max_norm(max_norm_limit, lambda tree: tree.output.weight),
     )
-

@@ -146,7 +146,7 @@ class TextCNNRecipe:
             lowercase=not options.keep_case,
         )
         order = np.random.default_rng(options.seed).permutation(len(data))
-        n_dev = int(round(len(data) * options.dev_fraction))
+        n_dev = round(len(data) * options.dev_fraction)
         if len(data) - n_dev < options.batch_size:
             raise DataError(f"{len(data)} texts are too few for batches of {options.batch_size}")
         dev = data.subset(order[:n_dev].tolist()) if n_dev else None
