@@ -14,11 +14,12 @@ import zoo
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 from zoo.recipes import add_common_arguments
+from zoo.selection import KeepBest, StopTraining
 from zoo_textcnn.data import LabelledBatches, LabelledTexts, label_vocab, read_columns, read_label_text
 from zoo_textcnn.optim import kim_optimizer
 from zoo_textcnn.pretrained import initialise_embeddings
 
-__all__ = ["BestOnDev", "TextCNNRecipe", "accuracy", "fit", "read_data", "recipe"]
+__all__ = ["TextCNNRecipe", "accuracy", "fit", "read_data", "recipe"]
 
 
 def read_data(path: Path, *, text_column: str | None, label_column: str | None, lowercase: bool) -> LabelledTexts:
@@ -41,27 +42,6 @@ def accuracy(model: Any, data: LabelledTexts) -> float:
     return float(np.mean(predicted == gold))
 
 
-class BestOnDev:
-    """An `evaluate` callback for `zoo.train` that keeps the best model seen (early stopping).
-
-    ``score(model) -> float`` is called at every evaluation; `model`, `score` and
-    `best_at` (the evaluation's 1-based index, an epoch when evaluating once per epoch)
-    describe the best so far.
-    """
-
-    def __init__(self, score: Any, metric: str) -> None:
-        self._score, self.metric = score, metric
-        self.model: Any = None
-        self.score, self.best_at, self.calls = float("-inf"), 0, 0
-
-    def __call__(self, model: Any) -> dict[str, float]:
-        value = float(self._score(model))
-        self.calls += 1
-        if value > self.score:
-            self.model, self.score, self.best_at = model, value, self.calls
-        return {self.metric: value}
-
-
 def fit(
     name: str,
     train: LabelledTexts,
@@ -74,13 +54,17 @@ def fit(
     vocab: Vocab | None = None,
     max_norm_limit: float = 3.0,
     learning_rate: float = 1.0,
+    patience: int | None = None,
     progress: bool = True,
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Train a TextCNN the way Kim did: Adadelta, max-norm, the best epoch on `dev` kept.
 
+    With `patience`, training stops after that many epochs without a better dev score.
+
     **Returns:** ``(model, info)``; `info` holds ``best_dev``, ``best_epoch``,
-    ``coverage`` (of pretrained vectors) and ``history``.
+    ``epochs_run``, ``stopped`` (why it stopped early, or None) and ``coverage``
+    (of pretrained vectors, or None).
     """
     vocab = vocab or Vocab.build(train.texts, specials=("pad", "unk"))
     labels = label_vocab(train.labels)
@@ -96,29 +80,33 @@ def fit(
         seed=seed,
     )
     per_epoch = data.batches_per_epoch()
-    keeper = BestOnDev(lambda m: accuracy(m, dev), "dev_accuracy") if dev is not None else None
-    result = zoo.train(
-        model,
-        data,
-        steps=epochs * per_epoch,
-        key=jax.random.key(seed + 1),
-        optimizer=kim_optimizer(max_norm_limit=max_norm_limit, learning_rate=learning_rate),
-        evaluate=keeper,
-        eval_every=per_epoch,
-        units="words_mask",
-        progress=progress,
-        log_every=max(1, per_epoch // 4),
-        description=name,
-    )
-    final = keeper.model if keeper is not None else result.model
+    keeper = KeepBest(lambda m: accuracy(m, dev), "dev_accuracy", patience=patience) if dev is not None else None
+    final, stopped = None, None
+    try:
+        result = zoo.train(
+            model,
+            data,
+            steps=epochs * per_epoch,
+            key=jax.random.key(seed + 1),
+            optimizer=kim_optimizer(max_norm_limit=max_norm_limit, learning_rate=learning_rate),
+            evaluate=keeper,
+            eval_every=per_epoch,
+            units="words_mask",
+            progress=progress,
+            log_every=max(1, per_epoch // 4),
+            description=name,
+        )
+        final = result.model
+    except StopTraining as stop:
+        stopped = str(stop)
     info = {
         "best_dev": keeper.score if keeper is not None else None,
         "best_epoch": keeper.best_at if keeper is not None else None,
+        "epochs_run": len(keeper.history) if keeper is not None else epochs,
+        "stopped": stopped,
         "coverage": coverage,
-        "history": result.history,
-        "compilations": result.compilations,
     }
-    return final, info
+    return (keeper.model if keeper is not None else final), info
 
 
 class TextCNNRecipe:
@@ -132,6 +120,9 @@ class TextCNNRecipe:
         parser.add_argument("--keep-case", action="store_true", help="do not lowercase the text")
         parser.add_argument("--epochs", type=int, default=25, help="epochs when --steps is 0 (default 25)")
         parser.add_argument("--dev-fraction", type=float, default=0.1, help="held out for choosing the epoch")
+        parser.add_argument(
+            "--patience", type=int, default=5, help="stop after this many epochs without a better dev score"
+        )
         parser.add_argument(
             "--vectors", help="initialise the word vectors: a zoo embedder file or a word2vec text file"
         )
@@ -175,6 +166,7 @@ class TextCNNRecipe:
             vocab=vocab,
             max_norm_limit=options.max_norm,
             learning_rate=options.lr,
+            patience=options.patience if options.patience > 0 else None,
             progress=not options.quiet,
             overrides=overrides,
         )

@@ -11,10 +11,11 @@ have their own one-character spellings.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from zoo.data.batching import SequenceBatches
 from zoo.errors import DataError
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "EOW",
     "NUM_CHARS",
     "PAD",
+    "SpelledBatches",
     "boundary_spelling",
     "encode_sentences",
     "encode_words",
@@ -88,3 +90,38 @@ def encode_sentences(sentences: Sequence[Sequence[str]], max_length: int, *, wid
     for row, sentence in enumerate(sentences):
         out[row] = encode_words(sentence, max_length, width=width)
     return out
+
+
+class SpelledBatches(SequenceBatches):
+    """`SequenceBatches` whose batches also spell each example's tokens.
+
+    Besides every field's ``name [B, W]`` and ``name_mask [B, W]``, a batch holds
+    ``chars [B, W, max_length]``: the spelling of ``tokens[i]`` for each row i
+    (filler rows and positions past a sentence are all `PAD`).
+
+    **Arguments:** `fields` (as for `SequenceBatches`, aligned with `tokens`);
+    `tokens`: each example's tokens as strings; `max_length`: characters per
+    token, boundaries included; the rest as for `SequenceBatches`.
+    """
+
+    def __init__(
+        self,
+        fields: Mapping[str, Sequence[Sequence[int]]],
+        tokens: Sequence[Sequence[str]],
+        *,
+        max_length: int,
+        **options,
+    ) -> None:
+        super().__init__(fields, **options)
+        if len(tokens) != self.size:
+            raise DataError(f"{self.size} examples but {len(tokens)} token lists to spell")
+        self.tokens, self.max_length = tokens, max_length
+
+    def make_batch(self, bucket: int, indices: np.ndarray) -> dict[str, np.ndarray]:
+        batch = super().make_batch(bucket, indices)
+        width = self.buckets[bucket]
+        chars = np.zeros((self.batch_size, width, self.max_length), dtype=np.int32)
+        for row, index in enumerate(indices):
+            chars[row] = encode_words(self.tokens[index], self.max_length, width=width)
+        batch["chars"] = chars
+        return batch
