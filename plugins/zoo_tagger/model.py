@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-from zoo.build import build_from_spec
+from zoo.builder import build_from_spec
 from zoo.data.batching import pad_sequences
 from zoo.data.chars import NUM_CHARS, encode_sentences
 from zoo.data.vocab import Vocabularies

@@ -1,14 +1,12 @@
 """Initialise a model's word vectors from pretrained ones (CNN-static / CNN-non-static).
 
-A source is any of: a zoo model that is an `Embedder` (word2vec, GloVe, ...,
-with its vocabulary), gensim-style keyed vectors (``index_to_key`` and
-``vectors``), a ``(words, matrix)`` pair, or a path to a zoo weights file or a
-word2vec text file.
+A source is any of: `zoo.vectors.KeyedVectors`, a zoo model that is an
+`Embedder` (word2vec, GloVe, ..., with its ``words`` vocabulary), a ``(words,
+matrix)`` pair, or a path to a zoo weights file or a word2vec text/binary file.
 """
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +20,9 @@ import numpy as np
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 from zoo.interfaces import Embedder
+from zoo.vectors import KeyedVectors
 
-__all__ = ["Coverage", "initialise_embeddings", "read_word2vec_text", "vectors_of"]
+__all__ = ["Coverage", "initialise_embeddings", "vectors_of"]
 
 
 @dataclass(frozen=True)
@@ -41,59 +40,20 @@ class Coverage:
         return f"{self.found:,} of {self.total:,} words ({self.fraction:.1%}) have pretrained vectors"
 
 
-def read_word2vec_text(path: str | Path) -> tuple[list[str], np.ndarray]:
-    """The word2vec text format: a ``count dim`` header, then ``word v_1 ... v_dim`` lines."""
-    path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        header = lines.readline().split()
-        if len(header) != 2 or not all(h.isdigit() for h in header):
-            raise DataError(f"{path}: the first line should be 'count dim', got {' '.join(header)!r}")
-        count, dim = int(header[0]), int(header[1])
-        words, matrix = [], np.zeros((count, dim), dtype=np.float32)
-        for row, line in enumerate(lines):
-            parts = line.rstrip("\n").rstrip(" ").split(" ")
-            if row >= count or len(parts) != dim + 1:
-                raise DataError(f"{path}:{row + 2}: expected a word and {dim} numbers (and {count} rows in all)")
-            words.append(parts[0])
-            matrix[row] = np.asarray(parts[1:], dtype=np.float32)
-    if len(words) != count:
-        raise DataError(f"{path}: the header promises {count} vectors, the file holds {len(words)}")
-    return words, matrix
-
-
-def _vocab_of(model: Any) -> Vocab:
-    vocabs = getattr(model, "vocabs", None) or {}
-    if "words" in vocabs:
-        return vocabs["words"]
-    if len(vocabs) == 1:
-        return next(iter(vocabs.values()))
-    raise DataError(f"{type(model).__name__} has vocabularies {sorted(vocabs)}; expected one, or a 'words' one")
-
-
-def vectors_of(source: Any) -> tuple[list[str], np.ndarray]:
-    """``(words, matrix [n, dim])`` from any supported source (see the module docstring)."""
+def vectors_of(source: Any) -> KeyedVectors:
+    """`KeyedVectors` from any supported source (see the module docstring)."""
+    if isinstance(source, KeyedVectors):
+        return source
     if isinstance(source, str | Path):
-        path = Path(source)
-        if path.suffix == ".safetensors":
-            from zoo.weights import load
-
-            return vectors_of(load(path))
-        return read_word2vec_text(path)
+        return KeyedVectors.load(source)
     if isinstance(source, tuple) and len(source) == 2:
-        words, matrix = list(source[0]), np.asarray(source[1], dtype=np.float32)
-    elif isinstance(source, Embedder):
-        words, matrix = list(_vocab_of(source).tokens), np.asarray(source.vectors(), dtype=np.float32)
-    elif hasattr(source, "index_to_key") and hasattr(source, "vectors"):
-        words, matrix = list(source.index_to_key), np.asarray(source.vectors, dtype=np.float32)
-    else:
-        raise DataError(
-            f"cannot read word vectors from a {type(source).__name__}; pass a zoo Embedder model, keyed vectors, "
-            "a (words, matrix) pair, a .safetensors file or a word2vec text file"
-        )
-    if matrix.ndim != 2 or matrix.shape[0] != len(words):
-        raise DataError(f"{len(words)} words but a vector matrix of shape {matrix.shape}")
-    return words, matrix
+        return KeyedVectors(list(source[0]), source[1])
+    if isinstance(source, Embedder):
+        return KeyedVectors.from_model(source)
+    raise DataError(
+        f"cannot read word vectors from a {type(source).__name__}; pass KeyedVectors, a zoo Embedder model, "
+        "a (words, matrix) pair, or a zoo weights file or word2vec file"
+    )
 
 
 def initialise_embeddings(
@@ -119,13 +79,14 @@ def initialise_embeddings(
     table = getattr(model.embedder, "weight", None)
     if table is None or table.shape[0] != len(vocab):
         raise DataError("the model's embedder has no [vocab, dim] weight table for this vocabulary to fill")
-    words, matrix = vectors_of(source)
+    keyed = vectors_of(source)
+    matrix = np.asarray(keyed.vectors, dtype=np.float32)
     if matrix.shape[1] != table.shape[1]:
         raise DataError(
             f"pretrained vectors have {matrix.shape[1]} dimensions but the model embeds in {table.shape[1]}; "
             f"build it with embedding_size={matrix.shape[1]}"
         )
-    index = {w: i for i, w in enumerate(words)}
+    index = keyed.key_to_index
     scale = float(np.sqrt(3.0 * np.var(matrix))) if matrix.size else 0.25
     new = np.asarray(jax.random.uniform(key, table.shape, minval=-scale, maxval=scale), dtype=np.float32)
     reserved, skipped = set(vocab.specials.values()), set(skip)

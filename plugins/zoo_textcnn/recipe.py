@@ -149,7 +149,7 @@ class TextCNNRecipe:
         if options.vectors:
             from zoo_textcnn.pretrained import vectors_of
 
-            known = set(vectors_of(options.vectors)[0])
+            known = set(vectors_of(options.vectors).key_to_index)
             counts = {w: 1 for t in train.texts for w in t}
             counts.update({w: 1 for t in (dev.texts if dev else []) for w in t if w in known})
             vocab = Vocab.build(counts, specials=("pad", "unk"))
