@@ -25,11 +25,11 @@ __all__ = [
     "tokenize",
 ]
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|'[a-z]+|[^\sa-z0-9]", re.IGNORECASE)
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", re.IGNORECASE)
 
 
 def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
-    """Words (with inner apostrophes: ``don't``), clitics (``'s``) and single punctuation marks.
+    """Words (with inner apostrophes: ``don't``, ``film's``) and single punctuation marks.
 
     ``"It's a ''great'' film!"`` -> ``["it's", "a", "'", "'", "great", "'", "'", "film", "!"]``.
     """

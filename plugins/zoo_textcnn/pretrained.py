@@ -88,7 +88,7 @@ def initialise_embeddings(
         )
     index = keyed.key_to_index
     scale = float(np.sqrt(3.0 * np.var(matrix))) if matrix.size else 0.25
-    new = np.asarray(jax.random.uniform(key, table.shape, minval=-scale, maxval=scale), dtype=np.float32)
+    new = np.array(jax.random.uniform(key, table.shape, minval=-scale, maxval=scale), dtype=np.float32)
     reserved, skipped = set(vocab.specials.values()), set(skip)
     found = 0
     for row, word in enumerate(vocab.tokens):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +55,14 @@ def fit(
     max_norm_limit: float = 3.0,
     learning_rate: float = 1.0,
     patience: int | None = None,
+    buckets: Sequence[int] | None = None,
     progress: bool = True,
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Train a TextCNN the way Kim did: Adadelta, max-norm, the best epoch on `dev` kept.
 
     With `patience`, training stops after that many epochs without a better dev score.
+    `buckets` fixes the padded widths (default: length quantiles of `train`).
 
     **Returns:** ``(model, info)``; `info` holds ``best_dev``, ``best_epoch``,
     ``epochs_run``, ``stopped`` (why it stopped early, or None) and ``coverage``
@@ -77,6 +79,7 @@ def fit(
         [labels.index[y] for y in train.labels],
         batch_size=batch_size,
         pad_id=vocab.pad_id,
+        buckets=buckets,
         seed=seed,
     )
     per_epoch = data.batches_per_epoch()
