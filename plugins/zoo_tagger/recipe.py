@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,13 +54,15 @@ def fit(
     min_count: int = 1,
     context: Any = None,
     patience: int | None = None,
+    buckets: Sequence[int] | None = None,
     progress: bool = True,
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Train a tagger with Adam (gradients clipped at norm 5); keep the best epoch on `dev`.
 
     `context`: a trained `ContextualEmbedder` model (e.g. a loaded ELMo) whose
-    layers join the token features (frozen unless ``fine_tune_context``).
+    layers join the token features (frozen unless ``fine_tune_context``). `buckets`
+    fixes the padded widths (default: 8 length quantiles).
 
     **Returns:** ``(model, info)``; `info` holds ``best_dev``, ``best_epoch``,
     ``epochs_run``, ``stopped`` and ``tokens_per_s``.
@@ -84,6 +86,7 @@ def fit(
         lowercase=model.spec["lowercase"],
         max_word_length=model.spec["max_word_length"] if model.reads_chars else None,
         context_vocab=model.vocabs.get("context"),
+        buckets=buckets,
         seed=seed,
     )
     per_epoch = data.batches_per_epoch()
