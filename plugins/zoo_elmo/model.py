@@ -35,6 +35,13 @@ def _with_boundaries(values: Array, mask: Bool[Array, " seq"], first: Array, las
     return jnp.where(at_end, last[None], framed)
 
 
+def _reversal(mask: Bool[Array, " seq"]) -> Int[Array, " seq"]:
+    """Indices that reverse the real (leading) positions and keep the pads: an involution."""
+    length = jnp.sum(mask)
+    positions = jnp.arange(mask.shape[0])
+    return jnp.where(positions < length, length - 1 - positions, positions)
+
+
 class ELMo(ContextualEmbedder, Model):
     """Embeddings from a bidirectional language model.
 
@@ -128,21 +135,25 @@ class ELMo(ContextualEmbedder, Model):
         return jax.vmap(self.token_projection)(jnp.concatenate(parts, axis=-1))
 
     def _bilm(self, ids, mask, chars, key):
-        """Token vectors and each layer's forward and backward states over the framed sentence."""
+        """Token vectors and each layer's forward and backward states over the framed sentence.
+
+        The backward LM reads the real tokens reversed; both directions run in one
+        scan per layer (their cells stacked), which halves the sequential steps.
+        """
         rate = self.spec["dropout"]
-        k_tok, *k_layers = _keys(key, 1 + 2 * len(self.forward_cells))
+        k_tok, *k_layers = _keys(key, 1 + len(self.forward_cells))
         x = self.tokens(ids, chars)
+        flip = _reversal(mask)
+        below = apply_dropout(jnp.stack([x, x[flip]]), rate, k_tok)  # [2, seq, proj]
         forward, backward = [], []
-        below_f = below_b = apply_dropout(x, rate, k_tok)
-        for layer, (f_cell, b_cell) in enumerate(zip(self.forward_cells, self.backward_cells, strict=True)):
-            out_f, _ = run_cell(f_cell, below_f, mask)
-            out_b, _ = run_cell(b_cell, below_b, mask, reverse=True)
+        for layer, cells in enumerate(zip(self.forward_cells, self.backward_cells, strict=True)):
+            stacked = jax.tree.map(lambda f, b: jnp.stack([f, b]), *cells)
+            out = eqx.filter_vmap(lambda cell, xs: run_cell(cell, xs, mask)[0])(stacked, below)
             if self.spec["residual"] and layer > 0:
-                out_f, out_b = out_f + below_f, out_b + below_b
-            forward.append(out_f)
-            backward.append(out_b)
-            below_f = apply_dropout(out_f, rate, k_layers[2 * layer])
-            below_b = apply_dropout(out_b, rate, k_layers[2 * layer + 1])
+                out = out + below
+            forward.append(out[0])
+            backward.append(out[1][flip])
+            below = apply_dropout(out, rate, k_layers[layer])
         return x, forward, backward
 
     def layers(
@@ -272,24 +283,31 @@ class ELMo(ContextualEmbedder, Model):
         self, sentences: Sequence[Sequence[str]], *, layers: bool = False, batch_size: int = 32
     ) -> list[np.ndarray]:
         """Vectors of tokenised sentences: ``[len, dim]`` each (the default mix), or with
-        `layers` ``[num_layers, len, dim]``. Any word works; characters spell it."""
+        `layers` ``[num_layers, len, dim]``. Any word works; characters spell it.
+
+        Sentences run in chunks of `batch_size`, padded to power-of-two widths (at
+        least 16), so a long list compiles a few times, not once per length.
+        """
+        weights = np.asarray(self.spec["mix_weights"] or [0.0] * self.num_layers, dtype=np.float32)
+        mix = np.exp(weights - weights.max()) / np.sum(np.exp(weights - weights.max()))
         out: list[np.ndarray] = []
         for start in range(0, len(sentences), batch_size):
             chunk = [list(s) for s in sentences[start : start + batch_size]]
-            width = 1 << (max(1, *(len(s) for s in chunk)) - 1).bit_length()
+            width = max(16, 1 << (max(1, *(len(s) for s in chunk)) - 1).bit_length())
             batch = {k: jnp.asarray(v) for k, v in self.encode(chunk + [[]] * (batch_size - len(chunk)), width).items()}
-            result = np.asarray(_embed_batch(self, batch, layers))
-            out += [result[row, ..., : len(s), :] for row, s in enumerate(chunk)]
+            stack = np.asarray(_layers_batch(self, batch))  # [B, layers, width, dim]
+            for row, sentence in enumerate(chunk):
+                found = stack[row, :, : len(sentence)]
+                out.append(found if layers else self.spec["mix_gamma"] * np.tensordot(mix, found, axes=1))
         return out
 
 
 @eqx.filter_jit
-def _embed_batch(model: ELMo, batch: dict[str, Array], layers: bool) -> Array:
+def _layers_batch(model: ELMo, batch: dict[str, Array]) -> Array:
     chars = batch.get("chars")
-    fn = model.layers if layers else model
     if chars is None:
-        return jax.vmap(lambda i, m: fn(i, m))(batch["ids"], batch["ids_mask"])
-    return jax.vmap(lambda i, m, c: fn(i, m, chars=c))(batch["ids"], batch["ids_mask"], chars)
+        return jax.vmap(lambda i, m: model.layers(i, m))(batch["ids"], batch["ids_mask"])
+    return jax.vmap(lambda i, m, c: model.layers(i, m, chars=c))(batch["ids"], batch["ids_mask"], chars)
 
 
 @eqx.filter_jit

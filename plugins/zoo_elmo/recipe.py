@@ -28,12 +28,15 @@ def _nll(model, batch):
     return model.lm_nll(batch)
 
 
-def perplexity(model: Any, sentences: Sequence[Sequence[str]], *, batch_size: int = 32) -> dict[str, float]:
+def perplexity(
+    model: Any, sentences: Sequence[Sequence[str]], *, batch_size: int = 32, buckets: Sequence[int] | None = None
+) -> dict[str, float]:
     """Forward and backward perplexity of `sentences` (each predicts its tokens and a boundary)."""
     data = lm_batches(
         sentences,
         model.vocabs["words"],
         batch_size=batch_size,
+        buckets=buckets,
         max_word_length=model.spec["max_word_length"] if model.chars is not None else None,
         shuffle=False,
     )
@@ -60,6 +63,7 @@ def fit(
     max_vocab: int | None = None,
     valid: Sequence[Sequence[str]] | None = None,
     eval_every: int | None = None,
+    buckets: Sequence[int] | None = None,
     progress: bool = True,
     overrides: Mapping[str, Any] | None = None,
     checkpoint: Path | None = None,
@@ -69,6 +73,7 @@ def fit(
 
     The softmax vocabulary keeps words seen `min_count` times, at most `max_vocab`
     (the rest are predicted as ``<unk>``; a character token layer still reads them).
+    `buckets` fixes the padded widths (default: 4 length quantiles).
 
     **Returns:** ``(model, info)`` with ``history``, ``tokens_per_s`` and, given
     `valid`, its perplexities.
@@ -80,6 +85,7 @@ def fit(
         vocab,
         batch_size=batch_size,
         max_word_length=model.spec["max_word_length"] if model.chars is not None else None,
+        buckets=buckets,
         seed=seed,
     )
     evaluate = (lambda m: perplexity(m, valid)) if valid else None
