@@ -21,6 +21,7 @@ from zoo.spec import ModelSpec
 
 __all__ = [
     "Attention",
+    "ContextualEmbedder",
     "Decoder",
     "DecoderOutput",
     "DecoderStrategy",
@@ -110,6 +111,35 @@ class Embedder(eqx.Module):
     @abc.abstractmethod
     def vectors(self) -> Float[Array, "vocab dim"]:
         """The static vector of every id, ``[num_embeddings, embedding_size]``."""
+
+
+class ContextualEmbedder(Embedder):
+    """An embedder whose vectors depend on the whole sentence, built from layers.
+
+    `layers` gives every layer's vectors (the context-independent token layer
+    first); `__call__` mixes them with the model's default weights, and a task
+    model can learn its own mix instead (ELMo's γ Σ_j s_j h_{k,j}). Stateless:
+    the same sentence always gives the same vectors, and padding never changes
+    the vectors of real tokens.
+    """
+
+    num_layers: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def layers(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"] | None = None,
+        *,
+        chars: Int[Array, "seq chars"] | None = None,
+        key: PRNGKeyArray | None = None,
+    ) -> Float[Array, "layers seq dim"]:
+        """Every layer's vectors ``[num_layers, seq, embedding_size]``.
+
+        `chars` spell the tokens in `zoo.data.chars` ids; a model that reads
+        characters uses them instead of looking `ids` up, so words outside its
+        vocabulary get vectors of their own.
+        """
 
 
 class RecurrentCell(eqx.Module):
