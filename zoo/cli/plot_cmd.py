@@ -10,7 +10,7 @@ import importlib
 
 __all__ = ["register", "PLOTS"]
 
-PLOTS: list[str] = []
+PLOTS: list[str] = ["zoo.cli.plot_embeddings"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,1 @@
+"""Figures (needs the ``plot`` extra: matplotlib); each module imports matplotlib only when drawing."""
