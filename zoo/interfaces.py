@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import equinox as eqx
+import jax
+import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
 from zoo.spec import ModelSpec
@@ -138,6 +140,24 @@ class RecurrentCell(eqx.Module):
 
     def __call__(self, x: Float[Array, " input"], state: PyTree) -> PyTree:
         return self.recur(self.project(x), state)
+
+    def scan(
+        self, projected: Float[Array, "seq proj"], mask: Bool[Array, " seq"], state: PyTree, *, reverse: bool = False
+    ) -> tuple[Float[Array, "seq hidden"], PyTree]:
+        """`recur` over every position, holding the state where `mask` is False.
+
+        **Returns:** ``(output of the state after each position [seq, hidden], final state)``.
+        A cell may replace this with a fused implementation computing the same
+        values (e.g. a hand-written backward pass); `zoo.nn.run_cell` calls it.
+        """
+
+        def body(carry, inputs):
+            p, m = inputs
+            carry = jax.tree.map(lambda new, old: jnp.where(m, new, old), self.recur(p, carry), carry)
+            return carry, self.output(carry)
+
+        final, outputs = jax.lax.scan(body, state, (projected, mask), reverse=reverse)
+        return outputs, final
 
 
 class Encoder(eqx.Module):

@@ -49,7 +49,8 @@ def run_cell(cell, xs, mask, state=None, *, reverse: bool = False):
     """Run a `RecurrentCell` over a padded sequence.
 
     The input projection is one matrix product over all positions; the scan
-    holds the state on padded positions, so pads never change a result.
+    (`RecurrentCell.scan`, which a cell may fuse) holds the state on padded
+    positions, so pads never change a result.
 
     **Arguments:**
 
@@ -62,11 +63,5 @@ def run_cell(cell, xs, mask, state=None, *, reverse: bool = False):
     """
     projected = jax.vmap(cell.project)(xs)
     state = cell.init_state() if state is None else state
-
-    def body(carry, inputs):
-        p, m = inputs
-        carry = where_mask(m, cell.recur(p, carry), carry)
-        return carry, cell.output(carry)
-
-    final, outputs = jax.lax.scan(body, state, (projected, mask), reverse=reverse)
+    outputs, final = cell.scan(projected, mask, state, reverse=reverse)
     return jnp.where(mask[:, None], outputs, 0.0), final

@@ -24,6 +24,7 @@ COMMANDS = [
     "zoo.cli.demo_cmd",
     "zoo.cli.check_cmd",
     "zoo.cli.plot_cmd",
+    "zoo.cli.translate_cmd",
     "zoo.cli.vectors_cmd",
 ]
 

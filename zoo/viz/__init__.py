@@ -1,1 +1,1 @@
-"""Figures (needs the ``plot`` extra: matplotlib); each module imports matplotlib only when drawing."""
+"""Figures (optional ``plot`` extra: matplotlib): attention heatmaps, word-vector maps."""
