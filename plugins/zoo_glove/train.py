@@ -2,13 +2,12 @@
 
 Each step takes a batch of B entries, computes the gradient of the weighted
 least-squares loss by hand for the rows they touch, and takes one AdaGrad step
-per entry, as the reference implementation does entry after entry:
-``θ_r -= η g / √(G_r + n_r g²)``, ``G_r += g²``. n_r, the number of the batch's
-entries of row r, stands in for the updates a sequential pass would already
-have made, so a frequent word that occurs hundreds of times in one batch moves
-about √n_r·η, not n_r·η, and large batches stay stable. Biases ride along as
-extra columns (``[w, b, 1]·[w̃, 1, b̃] = w·w̃ + b + b̃``) and each table keeps its
-accumulators beside its parameters, so a step is one gather and one
+per entry exactly as the reference C implementation does entry after entry
+(accumulators start at 1 and sum ``(η g)²``; see `_adagrad_entries`). Entries
+of the same row in one batch count each other in the accumulator, so a
+frequent word occurring hundreds of times in a batch stays stable. Biases ride
+along as extra columns (``[w, b, 1]·[w̃, 1, b̃] = w·w̃ + b + b̃``) and each table
+keeps its accumulators beside its parameters, so a step is one gather and one
 scatter-add per table. Each entry's gradient is clipped as in the reference
 code. An epoch (a permutation of the entries, then ``ceil(nnz / B)`` steps
 under `lax.scan`) is one jit-compiled call with static shapes: it compiles
@@ -59,19 +58,22 @@ def entries_from_matrix(matrix: sp.spmatrix, *, x_max: float, alpha: float) -> E
 
 
 def _adagrad_entries(table: Array, index: Array, grads: Array, lr: float) -> Array:
-    """Per-entry AdaGrad on rows `index` ``[B]`` of ``table = [θ | G]`` ``[V, 2K]``.
+    """The reference code's AdaGrad, one step per entry, on rows `index` ``[B]`` of
+    ``table = [θ | G]`` ``[V, 2K]`` with per-entry `grads` ``[B, K]``.
 
-    Entry e of row r steps ``−η g_e / √(G_r + n_r g_e²)``, where n_r counts the
-    batch's entries of row r: as if the n_r updates had been applied one after
-    another (the reference code's sequential AdaGrad), so a frequent row moves
-    about √n_r·η per batch, never n_r·η. Steps and squared gradients are then
-    scatter-added: one gather and one scatter per table and step.
+    As in GloVe's C code, G starts at 1 and accumulates ``(η g)²``, and an entry
+    steps ``η g / √G`` with G from before it: plain SGD at rate η while G is
+    near 1, AdaGrad at rate 1 once ``η² Σ g² ≫ 1``. An entry of row r also
+    counts its ``n_r − 1`` batch-mates of the same row in G, standing in for
+    the updates a sequential pass would have made first, so a frequent word
+    that occurs hundreds of times in one batch moves about √n_r steps' worth,
+    not n_r. Steps and squared steps are scatter-added together.
     """
     width = grads.shape[1]
-    seen = jnp.zeros(table.shape[0], grads.dtype).at[index].add(1.0)[index]
-    accum = table[index, width:] + seen[:, None] * grads**2
-    steps = -lr * grads / jnp.sqrt(accum)
-    return table.at[index].add(jnp.concatenate([steps, grads**2], axis=1))
+    scaled = lr * grads
+    mates = jnp.zeros(table.shape[0], grads.dtype).at[index].add(1.0)[index] - 1.0
+    accum = table[index, width:] + mates[:, None] * scaled**2
+    return table.at[index].add(jnp.concatenate([-scaled / jnp.sqrt(accum), scaled**2], axis=1))
 
 
 def _step(tables: tuple[Array, Array], batch, lr: float, clip: float):
@@ -110,11 +112,11 @@ def _epoch(entries: Entries, tables, key: PRNGKeyArray, batch_size: int, lr, cli
 
 
 def _extended(model: GloVe) -> tuple[Array, Array]:
-    """``[w, b, 1 | G]`` and ``[w̃, 1, b̃ | G̃]`` with AdaGrad accumulators G = 1e-8."""
+    """``[w, b, 1 | G]`` and ``[w̃, 1, b̃ | G̃]`` with AdaGrad accumulators G = 1."""
     ones = jnp.ones((model.num_embeddings, 1), model.word.dtype)
-    tiny = jnp.full((model.num_embeddings, model.embedding_size + 2), 1e-8, model.word.dtype)
-    word = jnp.concatenate([model.word, model.word_bias[:, None], ones, tiny], axis=1)
-    context = jnp.concatenate([model.context, ones, model.context_bias[:, None], tiny], axis=1)
+    start = jnp.ones((model.num_embeddings, model.embedding_size + 2), model.word.dtype)
+    word = jnp.concatenate([model.word, model.word_bias[:, None], ones, start], axis=1)
+    context = jnp.concatenate([model.context, ones, model.context_bias[:, None], start], axis=1)
     return word, context
 
 
