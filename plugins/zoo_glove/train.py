@@ -57,9 +57,10 @@ def entries_from_matrix(matrix: sp.spmatrix, *, x_max: float, alpha: float) -> E
     )
 
 
-def _adagrad_entries(table: Array, index: Array, grads: Array, lr: float) -> Array:
+def _adagrad_entries(table: Array, index: Array, accum: Array, grads: Array, lr: float) -> Array:
     """The reference code's AdaGrad, one step per entry, on rows `index` ``[B]`` of
-    ``table = [θ | G]`` ``[V, 2K]`` with per-entry `grads` ``[B, K]``.
+    ``table = [θ | G]`` ``[V, 2K]``, given the rows' accumulators `accum` ``[B, K]``
+    and per-entry `grads` ``[B, K]``.
 
     As in GloVe's C code, G starts at 1 and accumulates ``(η g)²``, and an entry
     steps ``η g / √G`` with G from before it: plain SGD at rate η while G is
@@ -69,10 +70,9 @@ def _adagrad_entries(table: Array, index: Array, grads: Array, lr: float) -> Arr
     that occurs hundreds of times in one batch moves about √n_r steps' worth,
     not n_r. Steps and squared steps are scatter-added together.
     """
-    width = grads.shape[1]
     scaled = lr * grads
     mates = jnp.zeros(table.shape[0], grads.dtype).at[index].add(1.0)[index] - 1.0
-    accum = table[index, width:] + mates[:, None] * scaled**2
+    accum = accum + mates[:, None] * scaled**2
     return table.at[index].add(jnp.concatenate([-scaled / jnp.sqrt(accum), scaled**2], axis=1))
 
 
@@ -82,15 +82,16 @@ def _step(tables: tuple[Array, Array], batch, lr: float, clip: float):
     rows, cols, log_x, weight = batch
     word, context = tables
     width = word.shape[1] // 2
-    w, c = word[rows, :width], context[cols, :width]
+    word_rows, context_rows = word[rows], context[cols]  # one gather per table: [θ | G]
+    w, c = word_rows[:, :width], context_rows[:, :width]
     diff = jnp.sum(w * c, axis=-1) - log_x
     fdiff = (weight * diff)[:, None]
     word_mask = jnp.ones(width).at[width - 1].set(0.0)  # the trailing 1 of [w, b, 1]
     context_mask = jnp.ones(width).at[width - 2].set(0.0)  # the 1 of [w̃, 1, b̃]
     grad_w = jnp.clip(fdiff * c, -clip, clip) * word_mask
     grad_c = jnp.clip(fdiff * w, -clip, clip) * context_mask
-    word = _adagrad_entries(word, rows, grad_w, lr)
-    context = _adagrad_entries(context, cols, grad_c, lr)
+    word = _adagrad_entries(word, rows, word_rows[:, width:], grad_w, lr)
+    context = _adagrad_entries(context, cols, context_rows[:, width:], grad_c, lr)
     return (word, context), 0.5 * jnp.sum(fdiff[:, 0] * diff)
 
 
