@@ -27,6 +27,7 @@ COMMANDS = [
     "zoo.cli.check_cmd",
     "zoo.cli.plot_cmd",
     "zoo.cli.translate_cmd",
+    "zoo.cli.vectors_cmd",
 ]
 
 
