@@ -66,8 +66,8 @@ def run_zoo(args, batches, test) -> dict:
     import jax.numpy as jnp
     import optax
 
-    from zoo.build import build
-    from zoo.train import make_step
+    from zoo.builder import build
+    from zoo.trainer import make_step
 
     model = build(
         "seq2seq+luong-general",

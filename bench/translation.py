@@ -25,10 +25,10 @@ import jax
 import numpy as np
 import optax
 
-from zoo.build import build
+from zoo.builder import build
 from zoo.data.paths import require_shared_data
 from zoo.data.text import tokenize
-from zoo.train import train
+from zoo.trainer import train
 from zoo.weights import save
 from zoo_seq2seq.data import build_vocabs, pair_batches
 from zoo_seq2seq.translate import translate_texts

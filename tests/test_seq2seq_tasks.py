@@ -9,11 +9,11 @@ import numpy as np
 import optax
 import pytest
 
-from zoo.build import build
+from zoo.builder import build
 from zoo.cli.main import main
 from zoo.data.tasks import date_pairs
 from zoo.eval.bleu import corpus_bleu
-from zoo.train import train
+from zoo.trainer import train
 from zoo.weights import save
 from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches
 from zoo_seq2seq.recipe import exact_match

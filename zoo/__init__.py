@@ -30,16 +30,16 @@ from zoo.errors import (
 __version__ = "0.1.0"
 
 _LAZY = {
-    "build": "zoo.build:build",
-    "build_component": "zoo.build:build_component",
-    "component_spec": "zoo.build:component_spec",
+    "build": "zoo.builder:build",
+    "build_component": "zoo.builder:build_component",
+    "component_spec": "zoo.builder:component_spec",
     "describe": "zoo.api:describe",
     "list_models": "zoo.api:list_models",
     "list_components": "zoo.api:list_components",
     "list_plugins": "zoo.api:list_plugins",
     "save": "zoo.weights:save",
     "load": "zoo.weights:load",
-    "train": "zoo.train:train",
+    "train": "zoo.trainer:train",
     "Registry": "zoo.registry:Registry",
     "ModelSpec": "zoo.spec:ModelSpec",
     "Vocab": "zoo.data.vocab:Vocab",

@@ -52,6 +52,22 @@ def zoo_resolve_weights(name: str, tag: str) -> str | Path | None:
 
 
 @hookspec
+def zoo_register_tokenizers(register: Callable[[str, Callable[[str], list[str]]], None]) -> None:
+    """Register this plugin's tokenisers.
+
+    Call ``register(name, tokenizer)`` once per tokeniser, where `tokenizer` is
+    a callable taking one line of text and returning its tokens
+    (``str -> list[str]``). The name is then accepted wherever zoo takes a
+    tokeniser (``zoo.data.corpus.iter_sentences(path, tokenizer=name)``,
+    ``--tokenizer`` in training recipes). A name that zoo ships (``words``,
+    ``ascii-words``, ``whitespace``, ``whitespace-lower``) or that another
+    plugin registers raises `PluginConflictError` naming both owners when
+    tokenisers are looked up. Called lazily, the first time a name that is not
+    built in is looked up.
+    """
+
+
+@hookspec
 def zoo_migrate_weights(metadata: dict[str, str], tensors: dict[str, Any]) -> None:
     """Upgrade a weights file written by an older plugin version, in place.
 

@@ -4,12 +4,14 @@ Tensor keys are dotted paths of the module's array leaves
 (``decoder.attention.weight``). String metadata: ``zoo.format``, ``zoo.name``
 (canonical), ``zoo.spec`` (resolved spec as JSON), ``zoo.versions`` (plugin
 versions as JSON), ``zoo.vocabs`` (special tokens per vocabulary role),
-``zoo.aliases`` (tensors stored once for several leaves). Vocabularies travel
-as tensors under ``__zoo__.vocab.<role>.``. Writes are atomic.
+``zoo.aliases`` (tensors stored once for several leaves), ``zoo.sha256`` (a
+checksum of every tensor, so a modified or corrupted file is detected).
+Vocabularies travel as tensors under ``__zoo__.vocab.<role>.``. Writes are atomic.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -67,6 +69,16 @@ def write_atomic(path: Path, tensors: dict[str, np.ndarray], metadata: dict[str,
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def checksum(tensors: Mapping[str, np.ndarray]) -> str:
+    """SHA-256 over every tensor's name, dtype, shape and bytes, in key order."""
+    digest = hashlib.sha256()
+    for key in sorted(tensors):
+        array = np.ascontiguousarray(tensors[key])
+        digest.update(f"{key}|{array.dtype.str}|{array.shape}|".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 def _plugin_versions(spec: ModelSpec, registry: Registry | None) -> dict[str, str | None]:
@@ -130,6 +142,7 @@ def save(
         "zoo.versions": json.dumps(_plugin_versions(spec, registry or _registry_if_loaded())),
         "zoo.vocabs": json.dumps({role: v.specials for role, v in vocabs.items()}),
         "zoo.aliases": json.dumps(aliases),
+        "zoo.sha256": checksum(arrays),
         **dict(metadata or {}),
     }
     write_atomic(path, arrays, meta)
@@ -164,6 +177,10 @@ def read_file(path: str | os.PathLike) -> tuple[dict[str, str], dict[str, np.nda
         raise WeightsError(f"{path}: bad zoo.format {metadata['zoo.format']!r}") from error
     if version > FORMAT_VERSION:
         raise WeightsError(f"{path} uses zoo format {version}; this zoo reads up to {FORMAT_VERSION}: upgrade zoo")
+    if "zoo.sha256" in metadata and checksum(tensors) != metadata["zoo.sha256"]:
+        raise WeightsError(
+            f"{path}: the tensors do not match the file's checksum: it was modified or corrupted after saving"
+        )
     return metadata, tensors
 
 
@@ -210,7 +227,7 @@ def load(path: str | os.PathLike, *, registry: Registry | None = None) -> Any:
     tampered file, and naming the tensor for a missing, unexpected,
     wrong-shape or wrong-dtype one. Nothing is loaded partially.
     """
-    from zoo.build import build_from_spec, check_available
+    from zoo.builder import build_from_spec, check_available
 
     path = Path(path)
     metadata, tensors = read_file(path)

@@ -18,9 +18,9 @@ import jax
 import numpy as np
 import optax
 
-from zoo.build import build
+from zoo.builder import build
 from zoo.data.tasks import digit_vocab, reversal_pairs
-from zoo.train import train
+from zoo.trainer import train
 from zoo.weights import load, save
 from zoo_seq2seq.data import encode_sources, pair_batches
 

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from zoo.build import build_component
+from zoo.builder import build_component
 from zoo.data.vocab import Vocabularies
 from zoo.interfaces import (
     Decoder,

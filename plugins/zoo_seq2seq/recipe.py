@@ -10,12 +10,12 @@ import jax
 import numpy as np
 import optax
 
-from zoo.build import build
+from zoo.builder import build
 from zoo.data.tasks import TASKS, get_task
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 from zoo.recipes import add_common_arguments
-from zoo.train import train
+from zoo.trainer import train
 from zoo.weights import save
 from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches, read_pairs
 

@@ -20,7 +20,16 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print("zoo check needs pytest: pip install 'zoo[test]'")
         return 2
-    argv = ["--pyargs", "zoo.testing.suite", "-q", "-p", "no:cacheprovider"]
+    # zoo is imported before pytest starts here, so assertion rewriting cannot apply to it
+    argv = [
+        "--pyargs",
+        "zoo.testing.suite",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+    ]
     for name in args.plugins:
         argv += ["--zoo-plugin", name]
     extra = [a for a in args.pytest_args if a != "--"]

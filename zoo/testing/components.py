@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.build import component_spec
+from zoo.builder import component_spec
 from zoo.interfaces import Embedder, Encoder, EncoderOutput, RecurrentCell
 from zoo.nn import run_cell
 from zoo.testing.base import ConformanceTests, assert_gradients_reach_every_parameter, assert_trees_close

@@ -12,14 +12,14 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-from zoo.build import build
+from zoo.builder import build
 from zoo.errors import WeightsError
 from zoo.interfaces import Model
 from zoo.names import parse_name
 from zoo.resolve import architecture_of
 from zoo.spec import ModelSpec
 from zoo.testing.base import ConformanceTests, assert_gradients_reach_every_parameter, assert_trees_close
-from zoo.weights import load, save
+from zoo.weights import checksum, load, save
 
 __all__ = ["ModelTests"]
 
@@ -116,10 +116,14 @@ class ModelTests(ConformanceTests):
         reshaped = dict(
             tensors, **{name: np.zeros((*tensors[name].shape[:-1], tensors[name].shape[-1] + 1), tensors[name].dtype)}
         )
-        save_file(reshaped, str(tmp_path / "wrong.safetensors"), metadata=metadata)
+        save_file(
+            reshaped, str(tmp_path / "wrong.safetensors"), metadata={**metadata, "zoo.sha256": checksum(reshaped)}
+        )
         with pytest.raises(WeightsError, match=name.replace(".", r"\.")):
             load(tmp_path / "wrong.safetensors", registry=registry)
         missing = {k: v for k, v in tensors.items() if k != name}
-        save_file(missing, str(tmp_path / "missing.safetensors"), metadata=metadata)
+        save_file(
+            missing, str(tmp_path / "missing.safetensors"), metadata={**metadata, "zoo.sha256": checksum(missing)}
+        )
         with pytest.raises(WeightsError, match="missing"):
             load(tmp_path / "missing.safetensors", registry=registry)

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.build import component_spec
+from zoo.builder import component_spec
 from zoo.testing.base import ConformanceTests
 from zoo.testing.strategies import BOS, EOS, PAD, toy_language_model
 

@@ -22,11 +22,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax.sharding import Mesh
 from tqdm.auto import tqdm
 
 from zoo.checkpoint import load_checkpoint, save_checkpoint
 from zoo.data.batching import BatchSource
 from zoo.errors import TrainingDiverged
+from zoo.parallel import replicate, shard_batch
 
 __all__ = ["TrainResult", "make_step", "train"]
 
@@ -108,6 +110,7 @@ def train(
     units: str | Callable[[Mapping[str, np.ndarray]], int] = "examples",
     progress: bool = True,
     description: str | None = None,
+    mesh: Mesh | None = None,
 ) -> TrainResult:
     """Train `model` for `steps` optimiser steps in total.
 
@@ -125,6 +128,8 @@ def train(
     - `log_every`: steps between progress updates (each costs one device sync).
     - `units`: what throughput counts: a batch key to sum (``"tgt_mask"`` counts
       target tokens), a function of the batch, or ``"examples"`` (rows).
+    - `mesh`: data parallelism: batches split over the mesh's ``"data"`` axis,
+      parameters and optimiser state replicated (see `zoo.parallel.data_mesh`).
     """
     optimizer = optimizer if optimizer is not None else optax.adam(1e-3)
     loss_fn = loss if loss is not None else type(model).loss
@@ -133,6 +138,8 @@ def train(
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     if resume and checkpoint is not None and checkpoint.exists():
         model, opt_state, start, position = load_checkpoint(checkpoint, opt_state)
+    if mesh is not None:
+        model, opt_state = replicate(model, mesh), replicate(opt_state, mesh)
     counter = [0]
     step_fn = make_step(loss_fn, optimizer, counter)
     history: list[dict[str, float]] = []
@@ -145,6 +152,8 @@ def train(
         while step < steps:
             batch, position = next(stream)
             units_done += _count_units(batch, units)
+            if mesh is not None:
+                batch = shard_batch(batch, mesh)
             model, opt_state, loss_value, bad = step_fn(
                 model, opt_state, batch, jax.random.fold_in(key, step), bad, jnp.int32(step)
             )

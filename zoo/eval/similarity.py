@@ -1,0 +1,152 @@
+"""Word-pair similarity benchmarks (WordSim-353, SimLex-999) and rank correlation.
+
+A benchmark file has one pair per line, ``word1<DELIM>word2<DELIM>score``, and
+``#`` comment lines. The model's score of a pair is the cosine of the two
+vectors; the result is the Spearman and Pearson correlation with the human
+scores over the pairs whose words are both in the (restricted) vocabulary.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from zoo.errors import DataError
+from zoo.eval.datasets import dataset_path
+
+__all__ = [
+    "WordPairsResult",
+    "evaluate_word_pairs",
+    "lookup_table",
+    "pearson",
+    "rankdata",
+    "read_word_pairs",
+    "spearman",
+]
+
+
+class WordPairsResult(NamedTuple):
+    """What `evaluate_word_pairs` measures.
+
+    - `pearson`, `spearman`: correlations of cosine similarity with the human
+      scores (NaN with fewer than two scored pairs or constant scores).
+    - `oov_fraction`: share of the file's pairs with a word outside the
+      vocabulary, in [0, 1].
+    - `pairs`: pairs in the file; `scored`: pairs that entered the correlation.
+    """
+
+    pearson: float
+    spearman: float
+    oov_fraction: float
+    pairs: int
+    scored: int
+
+
+def rankdata(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Ranks 1..n, ties sharing the mean of the ranks they span (float64 ``[n]``)."""
+    x = np.asarray(values, dtype=np.float64)
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x), dtype=np.float64)
+    sorted_x = x[order]
+    starts = np.flatnonzero(np.r_[True, sorted_x[1:] != sorted_x[:-1]])
+    ends = np.r_[starts[1:], len(x)]
+    for start, end in zip(starts, ends, strict=True):
+        ranks[order[start:end]] = (start + end + 1) / 2.0  # mean of ranks start+1 .. end
+    return ranks
+
+
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Pearson's correlation coefficient; NaN if fewer than two values or one side is constant."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape:
+        raise DataError(f"correlation of arrays of different shapes {a.shape} and {b.shape}")
+    if len(a) < 2:
+        return float("nan")
+    a, b = a - a.mean(), b - b.mean()
+    denominator = np.sqrt(np.dot(a, a) * np.dot(b, b))
+    return float(np.dot(a, b) / denominator) if denominator > 0 else float("nan")
+
+
+def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Spearman's rank correlation: Pearson's correlation of the tie-averaged ranks."""
+    return pearson(rankdata(x), rankdata(y))
+
+
+def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t") -> list[tuple[str, str, float]]:
+    """``(word1, word2, score)`` per line of a pairs file (or shipped set name); ``#`` lines skipped."""
+    path = dataset_path(path)
+    pairs = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.rstrip("\r\n").split(delimiter)
+            try:
+                pairs.append((fields[0], fields[1], float(fields[2])))
+            except (IndexError, ValueError) as error:
+                raise DataError(
+                    f"{path}:{number}: expected 'word1{delimiter!r}word2{delimiter!r}score', got {line.strip()!r}"
+                ) from error
+    return pairs
+
+
+def lookup_table(words: Sequence[str], restrict_vocab: int | None, case_insensitive: bool) -> dict[str, int]:
+    """Word -> row among the first `restrict_vocab` words; case-insensitively (keys
+    uppercased), a word's most frequent (first) casing wins."""
+    kept = list(words if restrict_vocab is None else words[:restrict_vocab])
+    if not case_insensitive:
+        return {w: i for i, w in enumerate(kept)}
+    table: dict[str, int] = {}
+    for i, w in enumerate(kept):
+        table.setdefault(w.upper(), i)
+    return table
+
+
+def evaluate_word_pairs(
+    vectors: np.ndarray,
+    words: Sequence[str],
+    path: str | os.PathLike = "wordsim353",
+    *,
+    restrict_vocab: int | None = 300000,
+    case_insensitive: bool = True,
+    delimiter: str = "\t",
+    dummy4unknown: bool = False,
+) -> WordPairsResult:
+    """Correlate cosine similarities with human judgements.
+
+    **Arguments:**
+
+    - `vectors`: ``[V, D]`` rows in the order of `words` (frequency order).
+    - `path`: a pairs file or a shipped set (``"wordsim353"``, ``"simlex999"``).
+    - `restrict_vocab`: only the first (most frequent) words count as known.
+    - `case_insensitive`: match words ignoring case (most frequent casing wins).
+    - `dummy4unknown`: score a pair with an unknown word 0 instead of leaving it out.
+
+    The vectors are only read, never modified.
+    """
+    table = lookup_table(words, restrict_vocab, case_insensitive)
+    fold = str.upper if case_insensitive else (lambda w: w)
+    pairs = read_word_pairs(path, delimiter)
+    gold, model, oov = [], [], 0
+    for a, b, score in pairs:
+        ia, ib = table.get(fold(a)), table.get(fold(b))
+        if ia is None or ib is None:
+            oov += 1
+            if dummy4unknown:
+                gold.append(score)
+                model.append(0.0)
+            continue
+        va, vb = np.asarray(vectors[ia], np.float64), np.asarray(vectors[ib], np.float64)
+        norms = np.linalg.norm(va) * np.linalg.norm(vb)
+        gold.append(score)
+        model.append(float(np.dot(va, vb) / norms) if norms > 0 else 0.0)
+    return WordPairsResult(
+        pearson=pearson(gold, model),
+        spearman=spearman(gold, model),
+        oov_fraction=oov / len(pairs) if pairs else float("nan"),
+        pairs=len(pairs),
+        scored=len(gold),
+    )
