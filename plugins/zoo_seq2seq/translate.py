@@ -8,7 +8,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zoo.data.batching import pad_sequences
-from zoo.data.text import detokenize, tokenize
+from zoo.data.text import detokenize
+from zoo.data.tokenize import get_tokenizer
 
 __all__ = ["Translation", "replace_unknowns", "translate_texts"]
 
@@ -44,20 +45,22 @@ def translate_texts(
     texts: Sequence[str],
     *,
     chunk_size: int = 64,
-    tokenizer: Callable[[str], list[str]] = tokenize,
+    tokenizer: str | Callable[[str], list[str]] | None = None,
     detokenizer: Callable[[Sequence[str]], str] = detokenize,
     replace_unk: bool = False,
     **decode_params: Any,
 ) -> list[list[Translation]]:
     """Translate `texts` with `model.decode`; for each text, its n-best list, best first.
 
-    Sources are sorted by length and decoded `chunk_size` at a time, padded to
+    Text is split by `tokenizer` (default: the one the model was trained with,
+    its ``tokenizer`` hyperparameter). Sources are sorted by length and decoded `chunk_size` at a time, padded to
     a multiple of 8 tokens and to a full chunk, so a long file compiles the
     search only a few times. `decode_params` go to `model.decode`
     (``strategy="beam", beam_size=5, alpha=0.6, n_best=3, key=...``). With
     `replace_unk`, ``<unk>`` in an output becomes the source word it attended to most.
     """
     src_vocab, tgt_vocab = model.vocabs["src"], model.vocabs["tgt"]
+    tokenizer = get_tokenizer(tokenizer if tokenizer is not None else model.spec.params.get("tokenizer", "punct"))
     sources = [tokenizer(t) for t in texts]
     encoded = [src_vocab.encode(s) for s in sources]
     unknown = tgt_vocab.specials.get("unk")
