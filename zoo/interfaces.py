@@ -13,12 +13,15 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import equinox as eqx
+import jax
+import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
 from zoo.spec import ModelSpec
 
 __all__ = [
     "Attention",
+    "ContextualEmbedder",
     "Decoder",
     "DecoderOutput",
     "DecoderStrategy",
@@ -26,6 +29,7 @@ __all__ = [
     "Encoder",
     "EncoderOutput",
     "Hypotheses",
+    "LanguageModel",
     "Memory",
     "Model",
     "RecurrentCell",
@@ -109,6 +113,35 @@ class Embedder(eqx.Module):
         """The static vector of every id, ``[num_embeddings, embedding_size]``."""
 
 
+class ContextualEmbedder(Embedder):
+    """An embedder whose vectors depend on the whole sentence, built from layers.
+
+    `layers` gives every layer's vectors (the context-independent token layer
+    first); `__call__` mixes them with the model's default weights, and a task
+    model can learn its own mix instead (ELMo's γ Σ_j s_j h_{k,j}). Stateless:
+    the same sentence always gives the same vectors, and padding never changes
+    the vectors of real tokens.
+    """
+
+    num_layers: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def layers(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"] | None = None,
+        *,
+        chars: Int[Array, "seq chars"] | None = None,
+        key: PRNGKeyArray | None = None,
+    ) -> Float[Array, "layers seq dim"]:
+        """Every layer's vectors ``[num_layers, seq, embedding_size]``.
+
+        `chars` spell the tokens in `zoo.data.chars` ids; a model that reads
+        characters uses them instead of looking `ids` up, so words outside its
+        vocabulary get vectors of their own.
+        """
+
+
 class RecurrentCell(eqx.Module):
     """One step of a recurrence, split so the input projection leaves the loop.
 
@@ -138,6 +171,24 @@ class RecurrentCell(eqx.Module):
 
     def __call__(self, x: Float[Array, " input"], state: PyTree) -> PyTree:
         return self.recur(self.project(x), state)
+
+    def scan(
+        self, projected: Float[Array, "seq proj"], mask: Bool[Array, " seq"], state: PyTree, *, reverse: bool = False
+    ) -> tuple[Float[Array, "seq hidden"], PyTree]:
+        """`recur` over every position, holding the state where `mask` is False.
+
+        **Returns:** ``(output of the state after each position [seq, hidden], final state)``.
+        A cell may replace this with a fused implementation computing the same
+        values (e.g. a hand-written backward pass); `zoo.nn.run_cell` calls it.
+        """
+
+        def body(carry, inputs):
+            p, m = inputs
+            carry = jax.tree.map(lambda new, old: jnp.where(m, new, old), self.recur(p, carry), carry)
+            return carry, self.output(carry)
+
+        final, outputs = jax.lax.scan(body, state, (projected, mask), reverse=reverse)
+        return outputs, final
 
 
 class Encoder(eqx.Module):
@@ -270,3 +321,98 @@ class Model(eqx.Module):
         long, at least 1), so the same key at a larger `length` is the same
         batch with more padding, and the loss must not change.
         """
+
+
+class LanguageModel(Model):
+    """Reads tokens left to right and predicts the next one at every position.
+
+    Causal: the logits at position t depend only on ``ids[: t + 1]`` and the
+    state passed in. So a long stream can be read in chunks, each starting from
+    the state the previous one ended in (truncated backpropagation through
+    time), and generation is `step` in a loop. A final subclass implements
+    `init_state` and `__call__`; losses, batches and `step` are shared.
+
+    Batches hold ``ids [B, T]``, ``targets [B, T]`` (the token after each
+    position), ``mask [B, T]`` (True on real positions) and, optionally,
+    ``reset [B]`` (True: that row starts from `init_state`, not from the carry).
+    `level` says how text splits into tokens: ``"word"`` (whitespace) or ``"char"``.
+    The vocabulary role is ``"tokens"``.
+    """
+
+    vocab_size: eqx.AbstractVar[int]
+    level: eqx.AbstractVar[str]
+
+    @abc.abstractmethod
+    def init_state(self) -> PyTree:
+        """The state before the first token (a PyTree of arrays, per example)."""
+
+    @abc.abstractmethod
+    def __call__(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"],
+        state: PyTree,
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> tuple[Float[Array, "seq vocab"], PyTree]:
+        """Next-token logits ``[seq, vocab_size]`` at every position, and the state
+        after the last real one. Padded positions hold the state, so pads never
+        change a result; their logits are finite but meaningless."""
+
+    def step(self, token: Int[Array, ""], state: PyTree) -> tuple[Float[Array, " vocab"], PyTree]:
+        """Consume one token: the logits of the next one ``[vocab_size]`` and the new state."""
+        logits, state = self(token[None], jnp.ones(1, bool), state)
+        return logits[0], state
+
+    def initial_carry(self, batch_size: int) -> PyTree:
+        """`init_state` for every row of a batch (leaves ``[batch_size, ...]``)."""
+        return jax.tree.map(lambda a: jnp.broadcast_to(a, (batch_size, *a.shape)), self.init_state())
+
+    def token_nll(
+        self, batch: Mapping[str, Array], carry: PyTree, *, key: PRNGKeyArray | None = None
+    ) -> tuple[Float[Array, "batch seq"], PyTree]:
+        """Negative log-likelihood of every target ``[B, T]`` (0 on pads) and the carry after the batch."""
+        ids, mask = batch["ids"], batch["mask"]
+        if "reset" in batch:
+            fresh = self.initial_carry(ids.shape[0])
+            carry = jax.tree.map(
+                lambda new, old: jnp.where(batch["reset"].reshape((-1,) + (1,) * (old.ndim - 1)), new, old),
+                fresh,
+                carry,
+            )
+        if key is None:
+            logits, carry = jax.vmap(lambda i, m, s: self(i, m, s))(ids, mask, carry)
+        else:
+            keys = jax.random.split(key, ids.shape[0])
+            logits, carry = jax.vmap(lambda i, m, s, k: self(i, m, s, key=k))(ids, mask, carry, keys)
+        logits = logits.astype(jnp.float32)
+        target_logit = jnp.take_along_axis(logits, batch["targets"][..., None], axis=-1)[..., 0]
+        nll = jax.nn.logsumexp(logits, axis=-1) - target_logit
+        return jnp.where(mask, nll, 0.0), carry
+
+    def carried_loss(
+        self, batch: Mapping[str, Array], carry: PyTree, *, key: PRNGKeyArray | None = None
+    ) -> tuple[Float[Array, ""], PyTree]:
+        """Mean NLL per real target starting from `carry`, and the carry for the next batch."""
+        nll, carry = self.token_nll(batch, carry, key=key)
+        count = jnp.maximum(jnp.sum(batch["mask"]), 1)
+        return jnp.sum(nll) / count, carry
+
+    def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
+        """Mean NLL per real target, every row starting from `init_state`."""
+        return self.carried_loss(batch, self.initial_carry(batch["ids"].shape[0]), key=key)[0]
+
+    def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
+        longest = max(1, min(length - 2, 6))
+        k_len, k_ids = jax.random.split(key)
+        lengths = jax.random.randint(k_len, (batch_size,), 1, longest + 1)
+        tokens = jax.random.randint(k_ids, (batch_size, longest + 1), 0, self.vocab_size)
+        mask = jnp.arange(longest) < lengths[:, None]
+        ids = jnp.where(mask, tokens[:, :-1], 0)
+        targets = jnp.where(mask, tokens[:, 1:], 0)
+        pad = ((0, 0), (0, length - longest))
+        return {
+            "ids": jnp.pad(ids, pad).astype(jnp.int32),
+            "targets": jnp.pad(targets, pad).astype(jnp.int32),
+            "mask": jnp.pad(mask, pad),
+        }

@@ -2,8 +2,10 @@
 
 from zoo.testing.attention import AttentionTests
 from zoo.testing.base import ComponentChecks
+from zoo.testing.causal import CausalModelTests
 from zoo.testing.components import CellTests, EmbedderTests, EncoderTests
 from zoo.testing.models import ModelTests
+from zoo.testing.search import SamplerTests, WidthSearchTests
 from zoo.testing.strategies import StrategyTests
 
 
@@ -31,5 +33,17 @@ class TestStrategies(StrategyTests):
     pass
 
 
+class TestWidthSearch(WidthSearchTests):
+    pass
+
+
+class TestSamplers(SamplerTests):
+    pass
+
+
 class TestModels(ModelTests):
+    pass
+
+
+class TestCausalModels(CausalModelTests):
     pass
