@@ -128,19 +128,24 @@ def work_fasttext(args: argparse.Namespace) -> dict:
 
 
 def work_cli(args: argparse.Namespace) -> dict:
-    """GloVe and PPMI-SVD through their recipes (``zoo train NAME``)."""
+    """GloVe and PPMI-SVD through `run_model` of ``bench/vectors.py`` (their own benchmark)."""
+    import importlib.util
+
     from zoo.vectors import KeyedVectors
 
-    model_file = args.vectors.with_suffix(".safetensors")
-    command = [sys.executable, "-m", "zoo.cli.main", "train", args.model, "--corpus", *[str(args.text)] * args.repeat]
-    command += ["--dim", str(args.dim), "--min-count", str(args.min_count), "--tokenizer", "whitespace"]
-    command += ["--window", str(args.window), "--out", str(model_file), "--quiet"]
-    start = time.perf_counter()
-    subprocess.run(command, check=True)
-    total = time.perf_counter() - start
-    keyed = KeyedVectors.load(model_file)
+    spec = importlib.util.spec_from_file_location("bench_vectors", Path(__file__).with_name("vectors.py"))
+    vectors = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vectors)
+    folder = args.vectors.parent / f"{args.model}-models"
+    options = argparse.Namespace(
+        dim=args.dim, window=args.window, min_count=args.min_count, tokenizer="whitespace", seed=args.seed,
+        glove_epochs=25, glove_lr=0.05, batch_size=16384, save=str(folder),
+    )  # fmt: skip
+    folder.mkdir(exist_ok=True)
+    result = vectors.run_model(args.model, [args.text] * args.repeat, options)
+    keyed = KeyedVectors.load(folder / f"{args.model}.safetensors")
     keyed.save_word2vec_format(args.vectors, binary=True)
-    return {"train_s": total, "total_s": total, "vocab": len(keyed)}
+    return {"train_s": result["seconds"], "total_s": result["seconds"], "vocab": len(keyed)}
 
 
 WORKERS = {"zoo": work_zoo, "gensim": work_gensim, "fasttext": work_fasttext, "cli": work_cli}
@@ -205,6 +210,8 @@ def print_table(rows: list[dict]) -> None:
 def available_cli_models() -> set[str]:
     import zoo
 
+    if not Path(__file__).with_name("vectors.py").exists():
+        return set()
     return {m for m in ("glove", "ppmi-svd") if m in zoo.list_models()}
 
 
