@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["cbow_job", "skipgram_job", "skipgram_pairs_job", "splitmix64"]
+__all__ = ["cbow_job", "skipgram_job", "splitmix64"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -217,41 +217,6 @@ def _window_block(syn0, syn1, kept, lo, hi, center, outputs, grad_in, grad_out, 
             x[k] += gx[k]
         a += 1
     return loss
-
-
-@njit(nogil=True, fastmath=True, cache=True)
-def skipgram_pairs_job(
-    syn0, syn1, words, keep_threshold, alias_threshold, alias_index, window, negative, alpha_start, alpha_end, seed
-):
-    """Skip-gram as word2vec.c trains it: every (context, center) pair draws its own
-    `negative` noise words and is applied at once. Arguments and result as `skipgram_job`."""
-    state = np.uint64(seed)
-    dim = syn0.shape[1]
-    kept = np.empty(words.shape[0], dtype=np.int64)
-    grad = np.empty(dim, dtype=np.float32)
-    n = words.shape[0]
-    loss, pairs, raw, start = 0.0, 0, 0, 0
-    while start < n:
-        alpha = alpha_start + (alpha_end - alpha_start) * (start / n)
-        end, n_kept, state, n_raw = _next_sentence(words, start, keep_threshold, state, kept)
-        raw += n_raw
-        start = end + 1
-        for i in range(n_kept):
-            state, bits = splitmix64(state)
-            reach = window - np.int64(bits % np.uint64(window))
-            for j in range(max(0, i - reach), min(n_kept, i + reach + 1)):
-                if j == i:
-                    continue
-                context = syn0[kept[j]]
-                grad[:] = 0.0
-                state, pair_loss = _negative_sampling(
-                    context, grad, syn1, kept[i], negative, alpha, state, alias_threshold, alias_index
-                )
-                loss += pair_loss
-                pairs += 1
-                for k in range(dim):
-                    context[k] += grad[k]
-    return loss, pairs, raw
 
 
 @njit(nogil=True, fastmath=True, cache=True)
