@@ -184,16 +184,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for model in models:
         print(f"== {model} on {corpus[0].name} x{options.repeat}", flush=True)
-        args = [a for a in (argv if argv is not None else sys.argv[1:])]
-        done = subprocess.run(
-            [sys.executable, __file__, *args, "--one", model], capture_output=True, text=True, check=False
-        )
-        sys.stderr.write(done.stderr[-2000:] if done.returncode else "")
-        for line in done.stdout.splitlines():
-            if line.startswith("RESULT "):
-                rows.append(json.loads(line[7:]))
-            else:
-                print(line, flush=True)
+        args = list(argv if argv is not None else sys.argv[1:])
+        with subprocess.Popen(
+            [sys.executable, __file__, *args, "--one", model], stdout=subprocess.PIPE, text=True
+        ) as child:
+            for line in child.stdout:  # stream progress; the last line is the result
+                if line.startswith("RESULT "):
+                    rows.append(json.loads(line[7:]))
+                else:
+                    print(line, end="", flush=True)
     reference = next((r for r in rows if r["model"] == "gensim skip-gram"), REFERENCE)
     print(_table(rows, reference))
     return 0
