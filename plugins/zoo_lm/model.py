@@ -34,7 +34,7 @@ class RecurrentLanguageModel(LanguageModel):
 
     Slots: ``embedder``, ``cell``. Hyperparameters: ``vocab_size``, ``hidden_size``,
     ``num_layers``, ``residual``, ``dropout``, ``tie_embeddings``, ``init_scale``
-    (U(-s, s) for the output layer), ``level`` (``"word"`` or ``"char"``).
+    (U(-s, s) for the output layer; None: 1/sqrt(hidden_size)), ``level`` (``"word"`` or ``"char"``).
     The state is a tuple with one cell state per layer.
 
     ??? cite
@@ -63,6 +63,7 @@ class RecurrentLanguageModel(LanguageModel):
             raise RegistryError(f"level must be 'word' or 'char', got {p['level']!r}")
         k_emb, k_cells, k_proj, k_out, k_bias = jax.random.split(key, 5)
         vocab_size, hidden, scale = p["vocab_size"], p["hidden_size"], p["init_scale"]
+        scale = 1.0 / hidden**0.5 if scale is None else scale
         self.embedder = spec.slot("embedder").build(num_embeddings=vocab_size, key=k_emb)
         cell = spec.slot("cell").partial()
         sizes = [self.embedder.embedding_size] + [hidden] * (p["num_layers"] - 1)
