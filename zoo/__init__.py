@@ -44,6 +44,7 @@ _LAZY = {
     "ModelSpec": "zoo.spec:ModelSpec",
     "Vocab": "zoo.data.vocab:Vocab",
     "Embedder": "zoo.interfaces:Embedder",
+    "ContextualEmbedder": "zoo.interfaces:ContextualEmbedder",
     "RecurrentCell": "zoo.interfaces:RecurrentCell",
     "Encoder": "zoo.interfaces:Encoder",
     "Attention": "zoo.interfaces:Attention",

@@ -21,6 +21,7 @@ from zoo.spec import ModelSpec
 
 __all__ = [
     "Attention",
+    "ContextualEmbedder",
     "Decoder",
     "DecoderOutput",
     "DecoderStrategy",
@@ -112,6 +113,35 @@ class Embedder(eqx.Module):
         """The static vector of every id, ``[num_embeddings, embedding_size]``."""
 
 
+class ContextualEmbedder(Embedder):
+    """An embedder whose vectors depend on the whole sentence, built from layers.
+
+    `layers` gives every layer's vectors (the context-independent token layer
+    first); `__call__` mixes them with the model's default weights, and a task
+    model can learn its own mix instead (ELMo's γ Σ_j s_j h_{k,j}). Stateless:
+    the same sentence always gives the same vectors, and padding never changes
+    the vectors of real tokens.
+    """
+
+    num_layers: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def layers(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"] | None = None,
+        *,
+        chars: Int[Array, "seq chars"] | None = None,
+        key: PRNGKeyArray | None = None,
+    ) -> Float[Array, "layers seq dim"]:
+        """Every layer's vectors ``[num_layers, seq, embedding_size]``.
+
+        `chars` spell the tokens in `zoo.data.chars` ids; a model that reads
+        characters uses them instead of looking `ids` up, so words outside its
+        vocabulary get vectors of their own.
+        """
+
+
 class RecurrentCell(eqx.Module):
     """One step of a recurrence, split so the input projection leaves the loop.
 
@@ -141,6 +171,24 @@ class RecurrentCell(eqx.Module):
 
     def __call__(self, x: Float[Array, " input"], state: PyTree) -> PyTree:
         return self.recur(self.project(x), state)
+
+    def scan(
+        self, projected: Float[Array, "seq proj"], mask: Bool[Array, " seq"], state: PyTree, *, reverse: bool = False
+    ) -> tuple[Float[Array, "seq hidden"], PyTree]:
+        """`recur` over every position, holding the state where `mask` is False.
+
+        **Returns:** ``(output of the state after each position [seq, hidden], final state)``.
+        A cell may replace this with a fused implementation computing the same
+        values (e.g. a hand-written backward pass); `zoo.nn.run_cell` calls it.
+        """
+
+        def body(carry, inputs):
+            p, m = inputs
+            carry = jax.tree.map(lambda new, old: jnp.where(m, new, old), self.recur(p, carry), carry)
+            return carry, self.output(carry)
+
+        final, outputs = jax.lax.scan(body, state, (projected, mask), reverse=reverse)
+        return outputs, final
 
 
 class Encoder(eqx.Module):

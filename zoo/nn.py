@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-__all__ = ["dropout", "masked_mean", "masked_softmax", "run_cell", "sequence_mask", "where_mask"]
+__all__ = ["dropout", "masked_mean", "masked_softmax", "run_cell", "scalar_mix", "sequence_mask", "where_mask"]
 
 
 def masked_softmax(scores: Float[Array, " n"], mask: Bool[Array, " n"]) -> Float[Array, " n"]:
@@ -25,6 +25,18 @@ def masked_mean(values: Float[Array, "..."], mask: Bool[Array, "..."]) -> Float[
     """Mean of `values` over True positions (0 when none)."""
     mask = mask.astype(values.dtype)
     return jnp.sum(values * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+
+
+def scalar_mix(
+    layers: Float[Array, "layers ..."], weights: Float[Array, " layers"], gamma: Float[Array, ""] | float = 1.0
+) -> Float[Array, "..."]:
+    """``γ Σ_j softmax(weights)_j layers[j]``: ELMo's mix of a stack of layers.
+
+    ??? cite
+        Peters et al. 2018, Deep contextualized word representations, eq. (1).
+    """
+    s = jax.nn.softmax(weights.astype(jnp.float32)).astype(layers.dtype)
+    return gamma * jnp.tensordot(s, layers, axes=1)
 
 
 def sequence_mask(lengths: Int[Array, "..."], max_len: int) -> Bool[Array, "... max_len"]:
@@ -49,7 +61,8 @@ def run_cell(cell, xs, mask, state=None, *, reverse: bool = False):
     """Run a `RecurrentCell` over a padded sequence.
 
     The input projection is one matrix product over all positions; the scan
-    holds the state on padded positions, so pads never change a result.
+    (`RecurrentCell.scan`, which a cell may fuse) holds the state on padded
+    positions, so pads never change a result.
 
     **Arguments:**
 
@@ -62,11 +75,5 @@ def run_cell(cell, xs, mask, state=None, *, reverse: bool = False):
     """
     projected = jax.vmap(cell.project)(xs)
     state = cell.init_state() if state is None else state
-
-    def body(carry, inputs):
-        p, m = inputs
-        carry = where_mask(m, cell.recur(p, carry), carry)
-        return carry, cell.output(carry)
-
-    final, outputs = jax.lax.scan(body, state, (projected, mask), reverse=reverse)
+    outputs, final = cell.scan(projected, mask, state, reverse=reverse)
     return jnp.where(mask[:, None], outputs, 0.0), final

@@ -62,3 +62,25 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
     parser.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: at the end)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser, *, min_count: int = 5) -> None:
+    """Options of recipes that read a text corpus and build a word vocabulary."""
+    parser.add_argument(
+        "--corpus", type=Path, nargs="+", required=True, help="text file(s), plain or .gz, one sentence a line"
+    )
+    parser.add_argument(
+        "--tokenizer", default=None, help="tokeniser name (default 'words': lowercase Unicode words; see docs)"
+    )
+    parser.add_argument(
+        "--min-count", type=int, default=min_count, help=f"drop words rarer than this (default {min_count})"
+    )
+    parser.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words (most frequent)")
+
+
+def corpus_vocabulary(options: argparse.Namespace) -> Any:
+    """Count the corpus of `options` (see `add_corpus_arguments`) and build its word vocabulary."""
+    from zoo.data.corpus import build_word_vocab, count_tokens
+
+    counts = count_tokens(list(options.corpus), options.tokenizer)
+    return build_word_vocab(counts, min_count=options.min_count, max_vocab=options.max_vocab)

@@ -19,7 +19,7 @@ class GreedySearch(DecoderStrategy):
     included). Returns one hypothesis (``n_best = 1``); tokens after eos are pad.
 
     **Arguments:** `max_length`: most tokens generated, eos included;
-    `min_length`: eos is suppressed before this many tokens.
+    `min_length`: fewest tokens generated, eos included (eos is suppressed before).
     """
 
     max_length: int = eqx.field(static=True)
@@ -50,7 +50,7 @@ class GreedySearch(DecoderStrategy):
             t, token, state, tokens, score, _ = carry
             logits, state = step_fn(token, state)
             logp = jax.nn.log_softmax(logits.astype(jnp.float32))
-            logp = jnp.where((jnp.arange(logp.shape[0]) == eos) & (t < self.min_length), -jnp.inf, logp)
+            logp = jnp.where((jnp.arange(logp.shape[0]) == eos) & (t + 1 < self.min_length), -jnp.inf, logp)
             chosen = jnp.argmax(logp).astype(jnp.int32)
             return t + 1, chosen, state, tokens.at[t].set(chosen), score + logp[chosen], chosen == eos
 

@@ -3,3 +3,5 @@
 from zoo.catalogue import CataloguePlugin
 
 greedy = CataloguePlugin("greedy")
+beam = CataloguePlugin("beam")
+sample = CataloguePlugin("sample")

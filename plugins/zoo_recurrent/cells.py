@@ -12,9 +12,10 @@ import math
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float, PRNGKeyArray
+from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from zoo.interfaces import RecurrentCell
+from zoo_recurrent.fused import lstm_sequence
 
 __all__ = ["ElmanCell", "GRUCell", "LSTMCell"]
 
@@ -124,6 +125,17 @@ class LSTMCell(RecurrentCell):
 
     def output(self, state: tuple[Array, Array]) -> Float[Array, " hidden"]:
         return state[0]
+
+    def scan(
+        self,
+        projected: Float[Array, "seq gates"],
+        mask: Bool[Array, " seq"],
+        state: tuple[Array, Array],
+        *,
+        reverse=False,
+    ) -> tuple[Float[Array, "seq hidden"], tuple[Array, Array]]:
+        """The same values as the generic scan; the gradient comes from `zoo_recurrent.fused`."""
+        return lstm_sequence(self.weight_h, projected, mask, state, forget_bias=self.forget_bias, reverse=reverse)
 
 
 class GRUCell(RecurrentCell):

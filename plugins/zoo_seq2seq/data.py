@@ -1,47 +1,96 @@
-"""Seq2seq data: tokenised pairs -> vocabularies -> bucketed batches."""
+"""Seq2seq data: a parallel-corpus reader, a tokeniser, vocabularies and bucketed batches."""
 
 from __future__ import annotations
 
 import gzip
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from zoo.data.batching import SequenceBatches, pad_sequences
+from zoo.data.text import detokenize, tokenize  # re-exported for plugin users
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 
-__all__ = ["encode_pairs", "encode_sources", "pair_batches", "read_pairs"]
+__all__ = [
+    "build_vocabs",
+    "detokenize",
+    "encode_pairs",
+    "encode_sources",
+    "pair_batches",
+    "read_pairs",
+    "tokenize",
+]
 
 
 def read_pairs(
-    path: str | Path, *, lowercase: bool = True, reverse: bool = False
+    path: str | Path,
+    *,
+    swap: bool = False,
+    tokenizer: Callable[[str], list[str]] = tokenize,
+    max_length: int | None = None,
 ) -> tuple[list[list[str]], list[list[str]]]:
-    """Read ``src<TAB>tgt[<TAB>...]`` lines (plain or .gz), whitespace-tokenised.
+    """Read ``src<TAB>tgt[<TAB>...]`` lines (plain or gzip), tokenised.
 
-    With `reverse`, the second column is the source (e.g. Tatoeba's ``en<TAB>es``
-    read as Spanish -> English).
+    **Arguments:**
+
+    - `path`: the corpus; a ``.gz`` suffix or gzip magic bytes mean gzip. Extra
+      columns (an attribution, say) are ignored; blank lines are skipped.
+    - `swap`: read the second column as the source (Tatoeba's ``en<TAB>es`` read
+      as Spanish -> English).
+    - `tokenizer`: text -> tokens (default `tokenize`: lowercase, punctuation split).
+    - `max_length`: drop pairs with a side longer than this many tokens.
+
+    **Returns:** ``(sources, targets)``, lists of token lists.
     """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
     sources, targets = [], []
-    with opener(path, "rt", encoding="utf-8") as lines:
+    with _open_text(path) as lines:
         for number, line in enumerate(lines, 1):
-            line = line.rstrip("\n")
+            line = line.rstrip("\n\r")
             if not line.strip():
                 continue
             columns = line.split("\t")
             if len(columns) < 2:
                 raise DataError(f"{path}:{number}: expected 'source<TAB>target', got {line[:60]!r}")
-            src, tgt = (columns[1], columns[0]) if reverse else (columns[0], columns[1])
-            if lowercase:
-                src, tgt = src.lower(), tgt.lower()
-            sources.append(src.split())
-            targets.append(tgt.split())
+            src, tgt = tokenizer(columns[1] if swap else columns[0]), tokenizer(columns[0] if swap else columns[1])
+            if not src or not tgt or (max_length is not None and max(len(src), len(tgt)) > max_length):
+                continue
+            sources.append(src)
+            targets.append(tgt)
     if not sources:
-        raise DataError(f"{path} holds no pairs")
+        limit = f" of at most {max_length} tokens" if max_length is not None else ""
+        raise DataError(f"{path} holds no non-empty pairs{limit}")
     return sources, targets
+
+
+def _open_text(path: Path):
+    if not path.is_file():
+        raise DataError(f"no such corpus file: {path}")
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rt", encoding="utf-8") if gzipped else open(path, encoding="utf-8")
+
+
+def build_vocabs(
+    sources: Sequence[Sequence[str]],
+    targets: Sequence[Sequence[str]],
+    *,
+    joint: bool = False,
+    min_count: int = 1,
+    max_size: int | None = None,
+) -> tuple[Vocab, Vocab]:
+    """Source and target vocabularies (reserved ids first); with `joint`, one shared by both.
+
+    Tokens seen fewer than `min_count` times, or beyond the `max_size` most
+    frequent, become ``<unk>`` when encoded.
+    """
+    options = {"min_count": min_count, "max_size": max_size}
+    if joint:
+        shared = Vocab.build([*sources, *targets], **options)
+        return shared, shared
+    return Vocab.build(sources, **options), Vocab.build(targets, **options)
 
 
 def encode_sources(vocab: Vocab, sources: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
@@ -69,7 +118,11 @@ def pair_batches(
     seed: int = 0,
     buckets: Sequence[int] | None = None,
 ) -> SequenceBatches:
-    """Length-bucketed batches with ``src``, ``src_mask``, ``tgt``, ``tgt_mask``."""
+    """Length-bucketed batches with ``src``, ``src_mask``, ``tgt``, ``tgt_mask``.
+
+    Pairs of similar length share a bucket (4 quantile widths by default), so
+    little compute goes to padding and the step compiles once per bucket.
+    """
     if src_vocab.pad_id != tgt_vocab.pad_id:
         raise DataError("source and target vocabularies must share the pad id")
     return SequenceBatches(

@@ -18,8 +18,10 @@ import jax
 import numpy as np
 import optax
 
-import zoo
+from zoo.builder import build
 from zoo.data.tasks import digit_vocab, reversal_pairs
+from zoo.trainer import train
+from zoo.weights import load, save
 from zoo_seq2seq.data import encode_sources, pair_batches
 
 __all__ = ["alignment_table", "run"]
@@ -61,10 +63,10 @@ def run(argv: Sequence[str] = ()) -> int:
     vocab = digit_vocab()
     train_src, train_tgt, test_src, test_tgt = held_out_split(args.train_size, args.test_size, args.seed)
     data = pair_batches(vocab, vocab, train_src, train_tgt, batch_size=64, seed=args.seed, buckets=[6, 11])
-    model = zoo.build(MODEL, key=jax.random.key(args.seed), vocab={"src": vocab, "tgt": vocab})
+    model = build(MODEL, key=jax.random.key(args.seed), vocab={"src": vocab, "tgt": vocab})
     print(f"training {model.spec.name} on {len(train_src):,} reversal pairs ({args.steps} steps)")
     started = time.perf_counter()
-    result = zoo.train(
+    result = train(
         model,
         data,
         steps=args.steps,
@@ -75,8 +77,8 @@ def run(argv: Sequence[str] = ()) -> int:
         log_every=100,
     )
     print(f"trained in {time.perf_counter() - started:.0f}s, final loss {result.history[-1]['loss']:.4f}")
-    path = zoo.save(result.model, args.out)
-    loaded = zoo.load(path)
+    path = save(result.model, args.out)
+    loaded = load(path)
     print(f"saved {path} and loaded it back from the file alone ({loaded.spec.name})")
     ids, mask = encode_sources(vocab, test_src)
     tokens = np.asarray(loaded.decode(ids, mask).tokens[:, 0])

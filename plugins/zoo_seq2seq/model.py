@@ -180,19 +180,26 @@ class Seq2Seq(Model):
         tgt_in = self.decoder_inputs(tokens[None])[0]
         return self(src, mask, tgt_in).attention
 
-    def translate(self, sources: str | Sequence[str], **decode_params: Any) -> str | list[str]:
-        """Decode whitespace-tokenised text with the model's vocabularies."""
+    def translate(
+        self, sources: str | Sequence[str], *, with_scores: bool = False, **decode_params: Any
+    ) -> str | list[str] | list[list[tuple[str, float]]]:
+        """Translate text with the model's vocabularies.
+
+        Text is split by the model's ``tokenizer`` (by default ``punct``:
+        lowercase, punctuation split) and outputs are detokenised; `decode_params` go to `decode`
+        (``strategy="beam", beam_size=5, n_best=3``). Returns the best output of
+        each input (a string for a string), or with `with_scores` every input's
+        n-best list of ``(text, score)``, best first.
+        """
+        from zoo_seq2seq.translate import translate_texts
+
         single = isinstance(sources, str)
         texts = [sources] if single else list(sources)
-        src_vocab, tgt_vocab = self.vocabs["src"], self.vocabs["tgt"]
-        encoded = [src_vocab.encode(t.split()) for t in texts]
-        width = max(1, *(len(e) for e in encoded))
-        batch = jnp.full((len(encoded), width), self.spec["pad_id"], dtype=jnp.int32)
-        for row, ids in enumerate(encoded):
-            batch = batch.at[row, : len(ids)].set(ids)
-        hyps = self.decode(batch, **decode_params)
-        outputs = [" ".join(tgt_vocab.decode(row[0])) for row in jax.device_get(hyps.tokens)]
-        return outputs[0] if single else outputs
+        results = translate_texts(self, texts, **decode_params)
+        if with_scores:
+            return [[(t.text, t.score) for t in options] for options in results]
+        best = [options[0].text if options else "" for options in results]
+        return best[0] if single else best
 
 
 def _check_vocabs(params: Mapping[str, Any], vocabs: Vocabularies) -> None:

@@ -26,6 +26,8 @@ COMMANDS = [
     "zoo.cli.generate_cmd",
     "zoo.cli.check_cmd",
     "zoo.cli.plot_cmd",
+    "zoo.cli.translate_cmd",
+    "zoo.cli.vectors_cmd",
 ]
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import importlib
 
-__all__ = ["register", "PLOTS"]
+__all__ = ["PLOTS", "register"]
 
-PLOTS: list[str] = []
+PLOTS: list[str] = ["zoo.cli.plot_attention", "zoo.cli.plot_embeddings"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

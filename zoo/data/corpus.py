@@ -74,28 +74,27 @@ def _paths(corpus: Corpus) -> list[Path]:
 def iter_lines(corpus: Corpus, *, max_chars: int = MAX_LINE_CHARS) -> Iterator[str]:
     """Yield the lines of one or several files, without their line ends.
 
-    A line longer than `max_chars` is yielded in pieces cut at whitespace, so no
-    single read holds more than about `max_chars` characters.
+    A line longer than `max_chars` is yielded in pieces cut at whitespace (each
+    shorter than ``2 * max_chars``), so memory stays bounded on a corpus without newlines.
     """
     for path in _paths(corpus):
         with open_text(path) as handle:
             carry = ""
-            while True:
-                piece = handle.readline(max_chars)
-                if not piece:
-                    break
-                if piece.endswith("\n") or len(piece) < max_chars:  # a whole line, or the last one
+            while piece := handle.readline(max_chars):
+                if piece.endswith("\n"):
                     yield (carry + piece).rstrip("\r\n")
                     carry = ""
                     continue
-                text = carry + piece
-                cut = max(text.rfind(" "), text.rfind("\t"))
-                if cut <= 0:  # one enormous token: give it whole
-                    yield text
+                carry += piece  # a part of a line (reads may stop short of max_chars)
+                if len(carry) < max_chars:
+                    continue
+                cut = max(carry.rfind(" "), carry.rfind("\t"))
+                if cut > 0:
+                    yield carry[:cut]
+                    carry = carry[cut + 1 :]
+                elif len(carry) >= 4 * max_chars:  # one enormous token: give it whole
+                    yield carry
                     carry = ""
-                else:
-                    yield text[:cut]
-                    carry = text[cut + 1 :]
             if carry:
                 yield carry
 
@@ -120,21 +119,26 @@ def iter_sentences(corpus: Corpus, tokenizer: str | Tokenizer | None = None) -> 
             yield tokens
 
 
-def _sentences(source: Corpus | Iterable[Sequence[str]], tokenizer: str | Tokenizer | None) -> Iterable[Sequence[str]]:
+def _is_corpus(source: object) -> bool:
+    """A path, or a non-empty list/tuple of paths (a list of sentences holds lists)."""
     if isinstance(source, str | os.PathLike):
+        return True
+    return isinstance(source, list | tuple) and bool(source) and isinstance(source[0], str | os.PathLike)
+
+
+def _sentences(source: Corpus | Iterable[Sequence[str]], tokenizer: str | Tokenizer | None) -> Iterable[Sequence[str]]:
+    if _is_corpus(source):
         return iter_sentences(source, tokenizer)
     if tokenizer is not None:
         raise DataError("a tokenizer applies to corpus files; these sentences are already tokenised")
     return source
 
 
-def count_tokens(
-    source: str | os.PathLike | Iterable[Sequence[str]], tokenizer: str | Tokenizer | None = None
-) -> Counter[str]:
+def count_tokens(source: Corpus | Iterable[Sequence[str]], tokenizer: str | Tokenizer | None = None) -> Counter[str]:
     """Count every token in one pass.
 
-    `source` is a corpus path (tokenised with `tokenizer`) or an iterable of
-    token sequences. Keys keep the order of first appearance, which
+    `source` is a corpus path or a list of paths (tokenised with `tokenizer`),
+    or an iterable of token sequences. Keys keep the order of first appearance, which
     `build_word_vocab` uses to break frequency ties; ``counts.total()`` is the
     corpus size in tokens.
     """
@@ -181,7 +185,7 @@ def build_word_vocab(
 
 
 def iter_ids(
-    source: str | os.PathLike | Iterable[Sequence[str]],
+    source: Corpus | Iterable[Sequence[str]],
     vocab: Vocab,
     tokenizer: str | Tokenizer | None = None,
 ) -> Iterator[np.ndarray]:

@@ -10,6 +10,8 @@ ran and how many were skipped. Classes:
 
 - `ComponentChecks`: registry entry, entry point, factory, signature, names (every kind).
 - `EmbedderTests`, `CellTests`, `EncoderTests`, `AttentionTests`, `StrategyTests`: one kind each.
+- `WidthSearchTests`, `SamplerTests`: strategies by the parameters they declare
+  (``beam_size``/``n_best``/``alpha``; ``temperature``/``top_k``/``top_p``).
 - `ModelTests`: every architecture, and every architecture with each selected component
   in the slot it fits (so a new attention is tested as ``seq2seq+<name>``).
 - `CausalModelTests`: the same models, where they are causal (`zoo.LanguageModel`):
@@ -32,6 +34,8 @@ _LAZY = {
     "EncoderTests": "zoo.testing.components",
     "AttentionTests": "zoo.testing.attention",
     "StrategyTests": "zoo.testing.strategies",
+    "WidthSearchTests": "zoo.testing.search",
+    "SamplerTests": "zoo.testing.search",
     "ModelTests": "zoo.testing.models",
     "CausalModelTests": "zoo.testing.causal",
 }

@@ -83,7 +83,10 @@ class StrategyTests(ConformanceTests):
     def test_pad_after_eos_and_lengths(self, strategy, states):
         for row in range(states.shape[0]):
             hyps = jax.device_get(self.run(strategy, states[row], jax.random.key(row)))
-            for tokens, length in zip(hyps.tokens, hyps.lengths, strict=True):
+            for tokens, length, score in zip(hyps.tokens, hyps.lengths, hyps.scores, strict=True):
+                if score == -np.inf:  # an empty n-best slot: no sequence left to fill it
+                    assert length == 0 and np.all(tokens == PAD), "an empty slot must hold only pad"
+                    continue
                 assert 1 <= length <= strategy.max_length
                 assert np.all(tokens[length:] == PAD), f"tokens after the end must be pad: {tokens}"
                 assert not np.any(tokens[: length - 1] == EOS), f"eos before the end: {tokens}"
@@ -92,7 +95,20 @@ class StrategyTests(ConformanceTests):
 
     def test_scores_sorted_best_first(self, strategy, states):
         hyps = self.run(strategy, states[1], jax.random.key(1))
-        assert bool(jnp.all(jnp.diff(hyps.scores) <= 1e-6)), f"scores not sorted: {hyps.scores}"
+        assert bool(jnp.all(hyps.scores[:-1] >= hyps.scores[1:] - 1e-6)), f"scores not sorted: {hyps.scores}"
+
+    def test_min_length_is_respected(self, registry, entry, states):
+        if "min_length" not in entry.params:
+            pytest.skip("this strategy declares no min_length")
+        params = {**entry.test, "min_length": 4, "max_length": max(6, entry.test.get("max_length", 6))}
+        strategy = component_spec(entry.name, kind="strategy", registry=registry, **params).build()
+        step, _ = toy_language_model(eos_bias=6.0)  # eos is by far the likeliest token
+        keys = jax.random.split(jax.random.key(3), states.shape[0])
+        hyps = jax.device_get(
+            eqx.filter_jit(jax.vmap(lambda st, k: strategy(step, st, bos=BOS, eos=EOS, pad=PAD, key=k)))(states, keys)
+        )
+        real = hyps.scores > -np.inf
+        assert np.all(hyps.lengths[real] >= 4), f"min_length=4 but lengths are {hyps.lengths}"
 
     def test_eager_matches_jit(self, strategy, states):
         step, _ = toy_language_model()

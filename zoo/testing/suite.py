@@ -5,6 +5,7 @@ from zoo.testing.base import ComponentChecks
 from zoo.testing.causal import CausalModelTests
 from zoo.testing.components import CellTests, EmbedderTests, EncoderTests
 from zoo.testing.models import ModelTests
+from zoo.testing.search import SamplerTests, WidthSearchTests
 from zoo.testing.strategies import StrategyTests
 
 
@@ -29,6 +30,14 @@ class TestAttention(AttentionTests):
 
 
 class TestStrategies(StrategyTests):
+    pass
+
+
+class TestWidthSearch(WidthSearchTests):
+    pass
+
+
+class TestSamplers(SamplerTests):
     pass
 
 

@@ -1,0 +1,167 @@
+"""zoo vs PyTorch on the same seq2seq model: training tokens/s, greedy and beam sentences/s.
+
+    flock /work/cpu.lock python bench/seq2seq.py            # both sides, back to back
+    python bench/seq2seq.py --side zoo                       # one side, prints JSON
+
+Model (both sides): 1-layer LSTM encoder and decoder, Luong general attention,
+embedding 128, hidden 256, vocabulary 1,000, batch 64, source length 20,
+Adam 1e-3. Data: random token sequences and their reversals (targets end
+with eos: 21 tokens). Each side trains `--steps` steps from its own
+initialisation on the same batches, then decodes the same 640 held-out
+sources greedily and with beam search (k=5, alpha=0.6), batches of 64.
+Compilation is excluded from the rates and reported on its own. PyTorch
+runs with ``torch.set_flush_denormal(True)`` (trained weights hold denormals
+that slow it otherwise); XLA flushes denormals itself. Each side runs in its
+own process (two thread pools in one process distort both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+PAD, BOS, EOS, FIRST = 0, 2, 3, 4
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--side", choices=["zoo", "torch"], help="run one side only and print its JSON")
+    p.add_argument("--data-dir", type=Path, default=None, help="unused: the data is generated")
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--warmup-steps", type=int, default=20)
+    p.add_argument("--vocab", type=int, default=1000)
+    p.add_argument("--embedding", type=int, default=128)
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--length", type=int, default=20)
+    p.add_argument("--test-size", type=int, default=640)
+    p.add_argument("--beam-size", type=int, default=5)
+    p.add_argument("--alpha", type=float, default=0.6)
+    p.add_argument("--threads", type=int, default=2, help="PyTorch intra-op threads")
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def make_data(args) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """Training batches ``(src [B, L], tgt [B, L+1])`` and test sources ``[N, L]``."""
+    rng = np.random.default_rng(args.seed)
+    batches = []
+    for _ in range(args.steps):
+        src = rng.integers(FIRST, args.vocab, (args.batch_size, args.length), dtype=np.int32)
+        tgt = np.concatenate([src[:, ::-1], np.full((args.batch_size, 1), EOS, np.int32)], axis=1)
+        batches.append((src, tgt))
+    test = rng.integers(FIRST, args.vocab, (args.test_size, args.length), dtype=np.int32)
+    return batches, test
+
+
+def run_zoo(args, batches, test) -> dict:
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    from zoo.builder import build
+    from zoo.trainer import make_step
+
+    model = build(
+        "seq2seq+luong-general",
+        key=jax.random.key(args.seed),
+        src_vocab_size=args.vocab,
+        tgt_vocab_size=args.vocab,
+        embedding_size=args.embedding,
+        hidden_size=args.hidden,
+        **{"strategy.max_length": args.length + 1},
+    )
+    optimizer = optax.adam(1e-3)
+    opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))
+    step = make_step(type(model).loss, optimizer, [0])
+    bad, timings, losses = jnp.int32(-1), [], []
+    for i, (src, tgt) in enumerate(batches):
+        batch = {"src": src, "src_mask": src != PAD, "tgt": tgt, "tgt_mask": tgt != PAD}
+        started = time.perf_counter()
+        model, opt_state, loss, bad = step(model, opt_state, batch, jax.random.key(i), bad, jnp.int32(i))
+        loss.block_until_ready()
+        timings.append(time.perf_counter() - started)
+        losses.append(loss)
+    result = {
+        "loss_first": float(losses[args.warmup_steps]),
+        "loss_last": float(losses[-1]),
+        "train_compile_s": timings[0],
+        "train_tokens_per_s": batches[0][1].size / float(np.median(timings[args.warmup_steps :])),
+    }
+    greedy = lambda s: model.decode(s, strategy="greedy", max_length=args.length + 1)
+    beam = lambda s: model.decode(
+        s, strategy="beam", beam_size=args.beam_size, alpha=args.alpha, max_length=args.length + 1
+    )
+    result.update(_decode_speed(greedy, test, args, "greedy"))
+    result.update(_decode_speed(beam, test, args, "beam"))
+    return result
+
+
+def _decode_speed(fn, test, args, label) -> dict:
+    import jax
+
+    started = time.perf_counter()
+    jax.block_until_ready(fn(test[: args.batch_size]))
+    compile_s = time.perf_counter() - started
+    started = time.perf_counter()
+    outputs = [jax.block_until_ready(fn(test[i : i + args.batch_size])) for i in range(0, len(test), args.batch_size)]
+    seconds = time.perf_counter() - started
+    lengths = np.concatenate([np.asarray(o.lengths[:, 0]) for o in outputs])
+    return {
+        f"{label}_compile_s": compile_s,
+        f"{label}_sentences_per_s": len(test) / seconds,
+        f"{label}_mean_length": float(np.mean(lengths)),
+    }
+
+
+def run_side(args) -> dict:
+    batches, test = make_data(args)
+    if args.side == "zoo":
+        return run_zoo(args, batches, test)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from seq2seq_torch import run
+
+    return run(args, batches, test)
+
+
+def main() -> None:
+    args = parse_args()
+    if args.side is not None:
+        print(json.dumps(run_side(args)))
+        return
+    results = {}
+    for side in ("torch", "zoo"):
+        command = [sys.executable, __file__, "--side", side, *sys.argv[1:]]
+        done = subprocess.run(command, check=True, capture_output=True, text=True)
+        results[side] = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = [
+        ("training (target tokens/s)", "train_tokens_per_s"),
+        ("greedy (sentences/s)", "greedy_sentences_per_s"),
+        (f"beam {args.beam_size} (sentences/s)", "beam_sentences_per_s"),
+    ]
+    print(f"{'':30s}{'PyTorch':>12s}{'zoo':>12s}{'zoo/PyTorch':>14s}")
+    for label, key in rows:
+        t, z = results["torch"][key], results["zoo"][key]
+        print(f"{label:30s}{t:12,.0f}{z:12,.0f}{z / t:13.2f}x")
+    z = results["zoo"]
+    print(
+        f"zoo compilation: train {z['train_compile_s']:.1f}s, greedy {z['greedy_compile_s']:.1f}s, "
+        f"beam {z['beam_compile_s']:.1f}s"
+    )
+    for side in ("torch", "zoo"):
+        r = results[side]
+        print(
+            f"{side}: loss {r['loss_first']:.3f} -> {r['loss_last']:.3f}; mean output length "
+            f"greedy {r['greedy_mean_length']:.1f}, beam {r['beam_mean_length']:.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

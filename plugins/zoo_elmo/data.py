@@ -1,0 +1,66 @@
+"""Corpora for ELMo's biLM: text lines -> token windows -> spelled, bucketed batches."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from zoo.data.batching import SequenceBatches, bucket_boundaries
+from zoo.data.chars import SpelledBatches
+from zoo.data.vocab import Vocab
+from zoo.errors import DataError
+
+__all__ = ["lm_batches", "read_windows", "windows"]
+
+
+def windows(tokens: Sequence[str], max_length: int) -> Iterator[list[str]]:
+    """Cut a line's tokens into pieces of at most `max_length` (the last may be shorter)."""
+    for start in range(0, len(tokens), max_length):
+        yield list(tokens[start : start + max_length])
+
+
+def read_windows(
+    path: str | Path, *, max_length: int = 40, max_tokens: int | None = None, lowercase: bool = False
+) -> list[list[str]]:
+    """Whitespace-tokenised lines of a text file (plain or .gz), cut into windows of at most
+    `max_length` tokens; stops after `max_tokens` tokens (None: the whole file)."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    out: list[list[str]] = []
+    seen = 0
+    with opener(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            tokens = (line.lower() if lowercase else line).split()
+            for piece in windows(tokens, max_length):
+                out.append(piece)
+                seen += len(piece)
+            if max_tokens is not None and seen >= max_tokens:
+                break
+    if not out:
+        raise DataError(f"{path} holds no text")
+    return out
+
+
+def lm_batches(
+    sentences: Sequence[Sequence[str]],
+    vocab: Vocab,
+    *,
+    batch_size: int,
+    max_word_length: int | None,
+    buckets: Sequence[int] | None = None,
+    seed: int = 0,
+    shuffle: bool = True,
+) -> SequenceBatches:
+    """Batches of ``ids``/``ids_mask`` (targets in `vocab`) and, with `max_word_length`, ``chars``."""
+    fields = {"ids": [vocab.encode(s) for s in sentences]}
+    options = {
+        "batch_size": batch_size,
+        "pad_id": vocab.pad_id,
+        "buckets": buckets or bucket_boundaries([len(s) for s in sentences], count=4),
+        "seed": seed,
+        "shuffle": shuffle,
+    }
+    if max_word_length is None:
+        return SequenceBatches(fields, **options)
+    return SpelledBatches(fields, sentences, max_length=max_word_length, **options)

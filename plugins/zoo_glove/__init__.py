@@ -1,0 +1,1 @@
+"""GloVe word vectors (plugin ``glove``)."""

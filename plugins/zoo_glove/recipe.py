@@ -1,0 +1,87 @@
+"""``zoo train glove --corpus FILE --out vectors.safetensors [options]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+
+import zoo
+from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
+from zoo.recipes import add_corpus_arguments, corpus_vocabulary
+from zoo_glove.train import entries_from_matrix, fit_glove
+
+__all__ = ["GloVeRecipe", "recipe"]
+
+
+def add_vector_arguments(parser: argparse.ArgumentParser) -> None:
+    """Output, seed, quiet and ``--set`` options."""
+    parser.add_argument("--out", type=Path, required=True, help="where to save the model (.safetensors)")
+    parser.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", default=[], help="any hyperparameter of the model"
+    )
+
+
+class GloVeRecipe:
+    """Count co-occurrences over a corpus, then fit GloVe with AdaGrad."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_corpus_arguments(parser)
+        add_vector_arguments(parser)
+        parser.add_argument("--dim", type=int, help="vector size (default 100)")
+        parser.add_argument("--window", type=int, help="context window (default 10)")
+        parser.add_argument("--weighting", choices=WEIGHTINGS, help="distance weighting (default harmonic: 1/d)")
+        parser.add_argument("--x-max", type=float, help="weighting cut-off x_max (default 100)")
+        parser.add_argument("--alpha", type=float, help="weighting exponent alpha (default 0.75)")
+        parser.add_argument("--epochs", type=int, default=25, help="passes over the co-occurrences (default 25)")
+        parser.add_argument("--lr", type=float, default=0.05, help="AdaGrad learning rate (default 0.05)")
+        parser.add_argument("--batch-size", type=int, default=16384, help="entries per step (default 16384)")
+
+    def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        for option, param in [
+            ("dim", "embedding_size"),
+            ("window", "window"),
+            ("weighting", "weighting"),
+            ("x_max", "x_max"),
+            ("alpha", "alpha"),
+        ]:
+            if getattr(options, option) is not None:
+                overrides[param] = getattr(options, option)
+        say = (lambda *a: None) if options.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+        start = time.perf_counter()
+        vocab = corpus_vocabulary(options)
+        model = zoo.build(name, key=jax.random.key(options.seed), vocab={"words": vocab}, **overrides)
+        p = model.spec.params
+        say(f"vocabulary: {len(vocab)} words ({time.perf_counter() - start:.1f}s)")
+        matrix = cooccurrence_matrix(
+            list(options.corpus),
+            vocab,
+            window=p["window"],
+            weighting=p["weighting"],
+            symmetric=p["symmetric"],
+            tokenizer=options.tokenizer,
+        )
+        entries = entries_from_matrix(matrix, x_max=p["x_max"], alpha=p["alpha"])
+        say(f"co-occurrences: {matrix.nnz} non-zero ({time.perf_counter() - start:.1f}s)")
+        del matrix
+        model, _ = fit_glove(
+            model,
+            entries,
+            epochs=options.epochs,
+            batch_size=options.batch_size,
+            learning_rate=options.lr,
+            key=jax.random.key(options.seed + 1),
+            callback=lambda e, cost, rate: say(
+                f"epoch {e}/{options.epochs}: cost {cost:.4f}, {rate / 1e6:.2f}M entries/s"
+            ),
+        )
+        return zoo.save(model, options.out)
+
+
+recipe = GloVeRecipe()

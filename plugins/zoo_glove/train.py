@@ -1,0 +1,165 @@
+"""Fitting GloVe: AdaGrad over shuffled non-zero co-occurrence entries, one compiled epoch at a time.
+
+Each step takes a batch of B entries, computes the gradient of the weighted
+least-squares loss by hand for the rows they touch, and takes one AdaGrad step
+per entry exactly as the reference C implementation does entry after entry
+(accumulators start at 1 and sum ``(η g)²``; see `_adagrad_entries`). Entries
+of the same row in one batch count each other in the accumulator, so a
+frequent word occurring hundreds of times in a batch stays stable. Biases ride
+along as extra columns (``[w, b, 1]·[w̃, 1, b̃] = w·w̃ + b + b̃``) and each table
+keeps its accumulators beside its parameters, so a step is one gather and one
+scatter-add per table. Each entry's gradient is clipped as in the reference
+code. An epoch (a permutation of the entries, then ``ceil(nnz / B)`` steps
+under `lax.scan`) is one jit-compiled call with static shapes: it compiles
+once per run. Deterministic for a key.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.sparse as sp
+from jaxtyping import Array, Float, Int, PRNGKeyArray
+
+from zoo.errors import DataError, TrainingDiverged
+from zoo_glove.model import GloVe, glove_weight
+
+__all__ = ["Entries", "entries_from_matrix", "fit_glove"]
+
+
+class Entries(NamedTuple):
+    """The non-zero co-occurrences, ``[nnz]`` each: word ids, context ids, log counts, weights f(X)."""
+
+    rows: Int[Array, " nnz"]
+    cols: Int[Array, " nnz"]
+    log_counts: Float[Array, " nnz"]
+    weights: Float[Array, " nnz"]
+
+
+def entries_from_matrix(matrix: sp.spmatrix, *, x_max: float, alpha: float) -> Entries:
+    """Flatten a sparse co-occurrence matrix ``[V, V]`` into `Entries` (float32 on device)."""
+    coo = sp.coo_matrix(matrix)
+    keep = coo.data > 0
+    counts = coo.data[keep].astype(np.float32)
+    if len(counts) == 0:
+        raise DataError("the co-occurrence matrix is empty: no two vocabulary words share a window")
+    return Entries(
+        jnp.asarray(coo.row[keep], jnp.int32),
+        jnp.asarray(coo.col[keep], jnp.int32),
+        jnp.log(jnp.asarray(counts)),
+        glove_weight(jnp.asarray(counts), x_max, alpha),
+    )
+
+
+def _adagrad_entries(table: Array, index: Array, accum: Array, grads: Array, lr: float) -> Array:
+    """The reference code's AdaGrad, one step per entry, on rows `index` ``[B]`` of
+    ``table = [θ | G]`` ``[V, 2K]``, given the rows' accumulators `accum` ``[B, K]``
+    and per-entry `grads` ``[B, K]``.
+
+    As in GloVe's C code, G starts at 1 and accumulates ``(η g)²``, and an entry
+    steps ``η g / √G`` with G from before it: plain SGD at rate η while G is
+    near 1, AdaGrad at rate 1 once ``η² Σ g² ≫ 1``. An entry of row r also
+    counts its ``n_r − 1`` batch-mates of the same row in G, standing in for
+    the updates a sequential pass would have made first, so a frequent word
+    that occurs hundreds of times in one batch moves about √n_r steps' worth,
+    not n_r. Steps and squared steps are scatter-added together.
+    """
+    scaled = lr * grads
+    mates = jnp.zeros(table.shape[0], grads.dtype).at[index].add(1.0)[index] - 1.0
+    accum = accum + mates[:, None] * scaled**2
+    return table.at[index].add(jnp.concatenate([-scaled / jnp.sqrt(accum), scaled**2], axis=1))
+
+
+def _step(tables: tuple[Array, Array], batch, lr: float, clip: float):
+    """One step on ``word = [w, b, 1 | G]`` and ``context = [w̃, 1, b̃ | G̃]``, whose
+    parameter parts have the row dot product ``w·w̃ + b + b̃``; constant columns get no gradient."""
+    rows, cols, log_x, weight = batch
+    word, context = tables
+    width = word.shape[1] // 2
+    word_rows, context_rows = word[rows], context[cols]  # one gather per table: [θ | G]
+    w, c = word_rows[:, :width], context_rows[:, :width]
+    diff = jnp.sum(w * c, axis=-1) - log_x
+    fdiff = (weight * diff)[:, None]
+    word_mask = jnp.ones(width).at[width - 1].set(0.0)  # the trailing 1 of [w, b, 1]
+    context_mask = jnp.ones(width).at[width - 2].set(0.0)  # the 1 of [w̃, 1, b̃]
+    grad_w = jnp.clip(fdiff * c, -clip, clip) * word_mask
+    grad_c = jnp.clip(fdiff * w, -clip, clip) * context_mask
+    word = _adagrad_entries(word, rows, word_rows[:, width:], grad_w, lr)
+    context = _adagrad_entries(context, cols, context_rows[:, width:], grad_c, lr)
+    return (word, context), 0.5 * jnp.sum(fdiff[:, 0] * diff)
+
+
+@eqx.filter_jit(donate="all-except-first")
+def _epoch(entries: Entries, tables, key: PRNGKeyArray, batch_size: int, lr, clip):
+    nnz = entries.rows.shape[0]
+    steps = -(-nnz // batch_size)
+    order = jax.random.permutation(key, nnz)
+    order = jnp.concatenate([order, order[: steps * batch_size - nnz]]).reshape(steps, batch_size)
+    valid = (jnp.arange(steps * batch_size) < nnz).reshape(steps, batch_size)
+
+    def body(tables, xs):
+        index, mask = xs
+        batch = (entries.rows[index], entries.cols[index], entries.log_counts[index], entries.weights[index] * mask)
+        return _step(tables, batch, lr, clip)
+
+    tables, costs = jax.lax.scan(body, tables, (order, valid))
+    return tables, jnp.sum(costs) / nnz
+
+
+def _extended(model: GloVe) -> tuple[Array, Array]:
+    """``[w, b, 1 | G]`` and ``[w̃, 1, b̃ | G̃]`` with AdaGrad accumulators G = 1."""
+    ones = jnp.ones((model.num_embeddings, 1), model.word.dtype)
+    start = jnp.ones((model.num_embeddings, model.embedding_size + 2), model.word.dtype)
+    word = jnp.concatenate([model.word, model.word_bias[:, None], ones, start], axis=1)
+    context = jnp.concatenate([model.context, ones, model.context_bias[:, None], start], axis=1)
+    return word, context
+
+
+def fit_glove(
+    model: GloVe,
+    entries: Entries,
+    *,
+    epochs: int = 25,
+    batch_size: int = 16384,
+    learning_rate: float = 0.05,
+    clip: float = 100.0,
+    key: PRNGKeyArray,
+    callback: Callable[[int, float, float], None] | None = None,
+) -> tuple[GloVe, list[dict[str, float]]]:
+    """Train `model` on `entries` for `epochs` passes; return it and one record per epoch.
+
+    **Arguments:**
+
+    - `batch_size`: entries per AdaGrad step; `learning_rate`: η; `clip`: bound
+      on each entry's gradient coordinates.
+    - `key`: shuffling randomness (epoch e uses ``fold_in(key, e)``).
+    - `callback(epoch, cost, entries_per_s)`: called after each epoch.
+
+    Raises `TrainingDiverged` if the cost becomes NaN or infinite.
+    """
+    tables = _extended(model)  # fresh buffers: each epoch donates them
+    batch_size = min(batch_size, int(entries.rows.shape[0]))
+    history = []
+    for epoch in range(epochs):
+        start = time.perf_counter()
+        tables, cost = _epoch(entries, tables, jax.random.fold_in(key, epoch), batch_size, learning_rate, clip)
+        cost = float(cost)
+        rate = entries.rows.shape[0] / max(time.perf_counter() - start, 1e-9)
+        if not np.isfinite(cost):
+            raise TrainingDiverged(
+                f"GloVe's cost became {cost} in epoch {epoch + 1}; lower the learning rate ({learning_rate})"
+            )
+        history.append({"epoch": epoch + 1, "cost": cost, "entries_per_s": rate})
+        if callback is not None:
+            callback(epoch + 1, cost, rate)
+    word, context = tables
+    dim = model.embedding_size
+    fitted = (word[:, :dim], context[:, :dim], word[:, dim], context[:, dim + 1])
+    trained = eqx.tree_at(lambda m: (m.word, m.context, m.word_bias, m.context_bias), model, fitted)
+    return trained, history

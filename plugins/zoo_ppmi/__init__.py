@@ -1,0 +1,1 @@
+"""PPMI-SVD word vectors (plugin ``ppmi-svd``)."""

@@ -1,0 +1,5 @@
+"""Entry point of the PPMI-SVD plugin (tables in zoo's registry.toml)."""
+
+from zoo.catalogue import CataloguePlugin
+
+ppmi_svd = CataloguePlugin("ppmi-svd")

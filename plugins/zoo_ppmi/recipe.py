@@ -1,0 +1,64 @@
+"""``zoo train ppmi-svd --corpus FILE --out vectors.safetensors [options]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+
+import zoo
+from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
+from zoo.recipes import add_corpus_arguments, corpus_vocabulary
+from zoo_ppmi.svd import SOLVERS, fit_ppmi_svd
+
+__all__ = ["PPMIRecipe", "recipe"]
+
+
+class PPMIRecipe:
+    """Count co-occurrences over a corpus, then factorise their shifted PPMI."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_corpus_arguments(parser)
+        parser.add_argument("--out", type=Path, required=True, help="where to save the model (.safetensors)")
+        parser.add_argument("--seed", type=int, default=0, help="SVD start seed")
+        parser.add_argument("--quiet", action="store_true", help="no progress lines")
+        parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any hyperparameter")
+        parser.add_argument("--dim", type=int, help="vector size (default 100)")
+        parser.add_argument("--window", type=int, help="context window (default 5)")
+        parser.add_argument("--weighting", choices=WEIGHTINGS, help="distance weighting (default linear)")
+        parser.add_argument("--shift", type=float, help="subtract log k from PMI (default k=1: no shift)")
+        parser.add_argument("--cds", type=float, help="context distribution smoothing exponent (default 0.75)")
+        parser.add_argument("--eig", type=float, help="word vectors U Σ^eig (default 0.5)")
+        parser.add_argument("--solver", choices=SOLVERS, default="arpack", help="truncated SVD (default arpack)")
+
+    def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        for option, param in [
+            ("dim", "embedding_size"),
+            ("window", "window"),
+            ("weighting", "weighting"),
+            ("shift", "shift"),
+            ("cds", "cds"),
+            ("eig", "eig"),
+        ]:
+            if getattr(options, option) is not None:
+                overrides[param] = getattr(options, option)
+        say = (lambda *a: None) if options.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+        start = time.perf_counter()
+        vocab = corpus_vocabulary(options)
+        model = zoo.build(name, key=jax.random.key(options.seed), vocab={"words": vocab}, **overrides)
+        p = model.spec.params
+        say(f"vocabulary: {len(vocab)} words ({time.perf_counter() - start:.1f}s)")
+        counts = cooccurrence_matrix(
+            list(options.corpus), vocab, window=p["window"], weighting=p["weighting"], tokenizer=options.tokenizer
+        )
+        say(f"co-occurrences: {counts.nnz} non-zero ({time.perf_counter() - start:.1f}s)")
+        model = fit_ppmi_svd(model, counts, solver=options.solver, seed=options.seed)
+        say(f"SVD done ({time.perf_counter() - start:.1f}s)")
+        return zoo.save(model, options.out)
+
+
+recipe = PPMIRecipe()

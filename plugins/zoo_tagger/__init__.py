@@ -1,0 +1,1 @@
+"""Sequence tagging: the bidirectional recurrent tagger and its readers."""

@@ -1,0 +1,176 @@
+"""``zoo train bilstm-tagger --data FILE`` and ``zoo eval TAGGER --data FILE`` (token accuracy)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+import optax
+
+import zoo
+from zoo.errors import DataError
+from zoo.recipes import add_common_arguments
+from zoo.selection import KeepBest, StopTraining
+from zoo_tagger.data import TaggedSentences, read_tagged, tag_vocab, tagging_batches, word_vocab
+from zoo_tagger.model import with_context
+
+__all__ = ["TaggerRecipe", "evaluate_tagger", "fit", "recipe"]
+
+
+def evaluate_tagger(model: Any, data: TaggedSentences, *, batch_size: int = 64) -> dict[str, float]:
+    """Token accuracy, and accuracy on tokens whose word is outside the model's vocabulary."""
+    predicted = model.tag(data.sentences, batch_size=batch_size)
+    words, lower = model.vocabs["words"], model.spec["lowercase"]
+    correct = oov = oov_correct = total = 0
+    for sentence, gold, guess in zip(data.sentences, data.tags, predicted, strict=True):
+        for word, g, p in zip(sentence, gold, guess, strict=True):
+            hit = g == p
+            total += 1
+            correct += hit
+            if (word.lower() if lower else word) not in words:
+                oov += 1
+                oov_correct += hit
+    return {
+        "accuracy": correct / max(total, 1),
+        "oov_accuracy": oov_correct / oov if oov else float("nan"),
+        "oov_rate": oov / max(total, 1),
+        "tokens": float(total),
+    }
+
+
+def fit(
+    name: str,
+    train: TaggedSentences,
+    dev: TaggedSentences | None,
+    *,
+    epochs: int,
+    batch_size: int = 32,
+    lr: float = 1e-3,
+    seed: int = 0,
+    min_count: int = 1,
+    context: Any = None,
+    patience: int | None = None,
+    buckets: Sequence[int] | None = None,
+    progress: bool = True,
+    overrides: Mapping[str, Any] | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """Train a tagger with Adam (gradients clipped at norm 5); keep the best epoch on `dev`.
+
+    `context`: a trained `ContextualEmbedder` model (e.g. a loaded ELMo) whose
+    layers join the token features (frozen unless ``fine_tune_context``). `buckets`
+    fixes the padded widths (default: 8 length quantiles).
+
+    **Returns:** ``(model, info)``; `info` holds ``best_dev``, ``best_epoch``,
+    ``epochs_run``, ``stopped`` and ``tokens_per_s``.
+    """
+    overrides = dict(overrides or {})
+    lowercase = overrides.get("lowercase", True)
+    vocab = {
+        "words": word_vocab(train.sentences, lowercase=lowercase, min_count=min_count),
+        "tags": tag_vocab(train.tags),
+    }
+    key = jax.random.key(seed)
+    if context is not None:
+        model = with_context(name, context, key=key, vocab=vocab, **overrides)
+    else:
+        model = zoo.build(name, key=key, vocab=vocab, **overrides)
+    data = tagging_batches(
+        train,
+        vocab["words"],
+        vocab["tags"],
+        batch_size=batch_size,
+        lowercase=model.spec["lowercase"],
+        max_word_length=model.spec["max_word_length"] if model.reads_chars else None,
+        context_vocab=model.vocabs.get("context"),
+        buckets=buckets,
+        seed=seed,
+    )
+    per_epoch = data.batches_per_epoch()
+    keeper = KeepBest(lambda m: evaluate_tagger(m, dev)["accuracy"], "dev_accuracy", patience=patience) if dev else None
+    final, stopped, rate = None, None, float("nan")
+    try:
+        result = zoo.train(
+            model,
+            data,
+            steps=epochs * per_epoch,
+            key=jax.random.key(seed + 1),
+            optimizer=optax.chain(optax.clip_by_global_norm(5.0), optax.adam(lr)),
+            evaluate=keeper,
+            eval_every=per_epoch,
+            units="words_mask",
+            progress=progress,
+            log_every=max(1, per_epoch // 5),
+            description=name,
+        )
+        final = result.model
+        rates = [h["units_per_s"] for h in result.history if "units_per_s" in h]
+        rate = float(np.median(rates)) if rates else rate
+    except StopTraining as stop:
+        stopped = str(stop)
+    info = {
+        "best_dev": keeper.score if keeper else None,
+        "best_epoch": keeper.best_at if keeper else None,
+        "epochs_run": len(keeper.history) if keeper else epochs,
+        "stopped": stopped,
+        "tokens_per_s": rate,
+    }
+    return (keeper.model if keeper else final), info
+
+
+class TaggerRecipe:
+    """Train a tagger on ``word/TAG`` lines or CoNLL columns; keep the best epoch on held-out sentences."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_common_arguments(parser, steps=0, batch_size=32, lr=1e-3)
+        parser.add_argument("--data", type=Path, required=True, help="word/TAG lines or CoNLL token<TAB>tag columns")
+        parser.add_argument("--format", choices=["auto", "slash", "conll"], default="auto")
+        parser.add_argument("--valid", type=Path, help="held-out sentences (default: --valid-size from --data)")
+        parser.add_argument("--valid-size", type=int, default=1000, help="sentences held out of --data")
+        parser.add_argument("--epochs", type=int, default=10, help="epochs when --steps is 0 (default 10)")
+        parser.add_argument("--patience", type=int, default=3, help="stop after this many epochs without gain")
+        parser.add_argument("--min-count", type=int, default=1, help="rarer words become <unk>")
+        parser.add_argument("--elmo", type=Path, help="a trained ELMo (zoo train elmo) whose layers join the features")
+
+    def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        data = read_tagged(options.data, format=options.format)
+        if options.valid is not None:
+            train, dev = data, read_tagged(options.valid, format=options.format)
+        elif options.valid_size > 0:
+            train, dev = data.split(min(options.valid_size, len(data) // 10), seed=options.seed)
+        else:
+            train, dev = data, None
+        if len(train) < options.batch_size:
+            raise DataError(f"{len(train)} sentences are too few for batches of {options.batch_size}")
+        per_epoch = -(-len(train) // options.batch_size)
+        epochs = options.epochs if options.steps <= 0 else max(1, options.steps // per_epoch)
+        context = zoo.load(options.elmo) if options.elmo else None
+        model, info = fit(
+            name,
+            train,
+            dev,
+            epochs=epochs,
+            batch_size=options.batch_size,
+            lr=options.lr,
+            seed=options.seed,
+            min_count=options.min_count,
+            context=context,
+            patience=options.patience if options.patience > 0 else None,
+            progress=not options.quiet,
+            overrides=overrides,
+        )
+        if dev is not None:
+            print(f"best held-out token accuracy {info['best_dev']:.4f} after epoch {info['best_epoch']}")
+        return zoo.save(model, options.out)
+
+    def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--format", choices=["auto", "slash", "conll"], default="auto")
+
+    def evaluate(self, model: Any, options: argparse.Namespace) -> dict[str, float]:
+        return evaluate_tagger(model, read_tagged(options.data, format=options.format))
+
+
+recipe = TaggerRecipe()

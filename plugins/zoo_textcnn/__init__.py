@@ -1,0 +1,1 @@
+"""Convolutional text models: the CNN encoder and TextCNN (Kim 2014)."""

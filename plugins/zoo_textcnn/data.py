@@ -1,0 +1,162 @@
+"""Sentence classification data: tokenising, readers, vocabularies, batches."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from zoo.data.batching import SequenceBatches
+from zoo.data.vocab import Vocab
+from zoo.errors import DataError
+
+__all__ = [
+    "LabelledBatches",
+    "LabelledTexts",
+    "label_vocab",
+    "read_columns",
+    "read_label_text",
+    "read_movie_reviews",
+    "read_trec",
+    "tokenize",
+]
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", re.IGNORECASE)
+
+
+def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
+    """Words (with inner apostrophes: ``don't``, ``film's``) and single punctuation marks.
+
+    ``"It's a ''great'' film!"`` -> ``["it's", "a", "'", "'", "great", "'", "'", "film", "!"]``.
+    """
+    return _TOKEN.findall(text.lower() if lowercase else text)
+
+
+class LabelledTexts:
+    """Tokenised texts and their labels (strings), in file order."""
+
+    def __init__(self, texts: Sequence[Sequence[str]], labels: Sequence[str]) -> None:
+        if len(texts) != len(labels):
+            raise DataError(f"{len(texts)} texts but {len(labels)} labels")
+        self.texts = [list(t) for t in texts]
+        self.labels = [str(label) for label in labels]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def subset(self, indices: Sequence[int]) -> LabelledTexts:
+        return LabelledTexts([self.texts[i] for i in indices], [self.labels[i] for i in indices])
+
+
+def _open(path: Path):
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+
+
+def read_label_text(path: str | Path, *, lowercase: bool = True) -> LabelledTexts:
+    """``label<TAB>text`` lines (plain or .gz); blank lines are skipped."""
+    path = Path(path)
+    texts, labels = [], []
+    with _open(path) as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            label, sep, text = line.rstrip("\n").partition("\t")
+            if not sep or not label.strip():
+                raise DataError(f"{path}:{number}: expected 'label<TAB>text', got {line[:60]!r}")
+            texts.append(tokenize(text, lowercase=lowercase))
+            labels.append(label.strip())
+    if not texts:
+        raise DataError(f"{path} holds no labelled texts")
+    return LabelledTexts(texts, labels)
+
+
+def read_columns(
+    path: str | Path, *, text_column: str = "text", label_column: str = "label", lowercase: bool = True
+) -> LabelledTexts:
+    """A CSV (or, for .tsv, tab-separated) file with a header naming its columns."""
+    path = Path(path)
+    delimiter = "\t" if ".tsv" in path.suffixes else ","
+    with _open(path) as handle:
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        missing = [c for c in (text_column, label_column) if c not in (reader.fieldnames or [])]
+        if missing:
+            raise DataError(f"{path}: no column {missing}; its header has {reader.fieldnames}")
+        rows = list(reader)
+    if not rows:
+        raise DataError(f"{path} holds no rows")
+    return LabelledTexts(
+        [tokenize(r[text_column], lowercase=lowercase) for r in rows], [r[label_column].strip() for r in rows]
+    )
+
+
+def read_movie_reviews(path: str | Path, *, lowercase: bool = True) -> LabelledTexts:
+    """Movie-review sentences (``id<TAB>score<TAB>text``): label = sign of the score; zeros dropped."""
+    path = Path(path)
+    texts, labels = [], []
+    with _open(path) as handle:
+        for row in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
+            score = float(row["sentiment"])
+            if score == 0:
+                continue
+            texts.append(tokenize(row["text"], lowercase=lowercase))
+            labels.append("positive" if score > 0 else "negative")
+    if not texts:
+        raise DataError(f"{path} holds no scored sentences")
+    return LabelledTexts(texts, labels)
+
+
+TREC_COARSE = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
+
+
+def read_trec(path: str | Path, *, lowercase: bool = False) -> tuple[LabelledTexts, LabelledTexts]:
+    """TREC questions (``,label-coarse,label-fine,text``): the standard 5,452 training and last 500 test.
+
+    Coarse labels are kept as their column's numbers; questions keep their case by default
+    (Kim's setup for TREC).
+    """
+    data = read_columns(path, text_column="text", label_column="label-coarse", lowercase=lowercase)
+    if len(data) != 5952:
+        raise DataError(f"{path}: expected 5,952 questions (5,452 train + 500 test), got {len(data)}")
+    return data.subset(range(5452)), data.subset(range(5452, 5952))
+
+
+def label_vocab(labels: Sequence[str]) -> Vocab:
+    """Labels as a vocabulary without reserved ids, sorted by name (stable ids)."""
+    return Vocab(sorted(set(labels)), specials={})
+
+
+class LabelledBatches(SequenceBatches):
+    """Length-bucketed batches of ``words``, ``words_mask`` and ``labels [B]``.
+
+    Filler rows of a bucket's last batch are all padding, label 0 (the loss ignores them).
+    """
+
+    def __init__(
+        self,
+        words: Sequence[Sequence[int]],
+        labels: Sequence[int],
+        *,
+        batch_size: int,
+        pad_id: int = 0,
+        buckets: Sequence[int] | None = None,
+        seed: int = 0,
+        shuffle: bool = True,
+    ) -> None:
+        words = [w if len(w) else [pad_id] for w in words]  # an empty text still gives one (padded) position
+        super().__init__(
+            {"words": words}, batch_size=batch_size, pad_id=pad_id, buckets=buckets, seed=seed, shuffle=shuffle
+        )
+        self.labels = np.asarray(labels, dtype=np.int32)
+        if len(self.labels) != self.size:
+            raise DataError(f"{self.size} texts but {len(self.labels)} labels")
+
+    def make_batch(self, bucket: int, indices: np.ndarray) -> Mapping[str, np.ndarray]:
+        batch = dict(super().make_batch(bucket, indices))
+        labels = np.zeros(self.batch_size, dtype=np.int32)
+        labels[: len(indices)] = self.labels[indices]
+        batch["labels"] = labels
+        return batch

@@ -1,0 +1,51 @@
+"""Kim's training rule: Adadelta, then rescale each class's weight vector to l2 norm <= s."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import equinox as eqx
+import jax.numpy as jnp
+import optax
+
+__all__ = ["kim_optimizer", "max_norm"]
+
+
+def max_norm(limit: float, select: Callable[[Any], Any]) -> optax.GradientTransformation:
+    """Project the selected weight matrices after each step so every row has l2 norm <= `limit`.
+
+    Chain it after the optimiser: the update becomes ``project(p + u) - p``, so
+    the new parameters are the projection of what the optimiser proposed.
+
+    **Arguments:**
+
+    - `limit`: the largest l2 norm a row may have (Kim's s = 3); 0 or less disables it.
+    - `select`: ``select(params) -> array`` picks the matrix (``[classes, features]``)
+      whose rows are bounded, as for `eqx.tree_at`.
+    """
+    if limit <= 0:
+        return optax.identity()
+
+    def init(params):
+        del params
+        return optax.EmptyState()
+
+    def update(updates, state, params=None):
+        if params is None:
+            raise ValueError("max_norm needs the parameters: call update(updates, state, params)")
+        current = select(params)
+        proposed = current + select(updates)
+        norms = jnp.linalg.norm(proposed, axis=-1, keepdims=True)
+        projected = proposed * jnp.minimum(1.0, limit / jnp.maximum(norms, 1e-12))
+        return eqx.tree_at(select, updates, projected - current), state
+
+    return optax.GradientTransformation(init, update)
+
+
+def kim_optimizer(*, max_norm_limit: float = 3.0, rho: float = 0.95, eps: float = 1e-6, learning_rate: float = 1.0):
+    """Adadelta (ρ 0.95, ε 1e-6) plus the max-norm bound on the output layer of a `TextCNN`."""
+    return optax.chain(
+        optax.adadelta(learning_rate=learning_rate, rho=rho, eps=eps),
+        max_norm(max_norm_limit, lambda tree: tree.output.weight),
+    )

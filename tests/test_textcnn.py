@@ -1,0 +1,155 @@
+"""TextCNN and the CNN encoder: masking, short inputs, learning, pretrained vectors, readers."""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import zoo
+from zoo.builder import component_spec
+from zoo.data.vocab import Vocab
+from zoo.errors import DataError
+from zoo.vectors import KeyedVectors
+from zoo_textcnn.data import LabelledTexts, read_label_text, read_movie_reviews, tokenize
+from zoo_textcnn.optim import max_norm
+from zoo_textcnn.pretrained import initialise_embeddings
+from zoo_textcnn.recipe import accuracy, fit
+
+
+def _encoder(registry, **params):
+    return component_spec("cnn", registry=registry, **params).build(input_size=4, cell=None, key=jax.random.key(0))
+
+
+def test_pads_never_win_the_max(registry):
+    encoder = _encoder(registry, widths=[2, 3], maps=[5])
+    x = jax.random.normal(jax.random.key(1), (9, 4))
+    mask = jnp.arange(9) < 5
+    huge = jnp.where(mask[:, None], x, 1e6)  # pads that would dominate any unmasked max
+    clean = encoder(x[:5], jnp.ones(5, bool))
+    noisy = encoder(huge, mask)
+    np.testing.assert_allclose(noisy.final, clean.final, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(noisy.states[:5], clean.states, rtol=1e-5, atol=1e-5)
+    assert bool(jnp.all(noisy.states[5:] == 0))
+
+
+def test_pooling_is_over_windows_inside_the_sentence(registry):
+    encoder = _encoder(registry, widths=[3], maps=[2], activation="identity")
+    x = jax.random.normal(jax.random.key(2), (4, 4))
+    out = encoder(x, jnp.ones(4, bool))
+    weight, bias = encoder.filters[0], encoder.biases[0]
+    windows = [jnp.concatenate([x[t], x[t + 1], x[t + 2]]) @ weight + bias for t in range(2)]
+    np.testing.assert_allclose(out.final, jnp.max(jnp.stack(windows), axis=0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("length", [1, 2, 4])
+def test_inputs_shorter_than_the_widest_filter_are_padded(registry, length):
+    encoder = _encoder(registry, widths=[3, 4, 5], maps=[3])
+    x = jax.random.normal(jax.random.key(3), (length, 4))
+    out = encoder(x, jnp.ones(length, bool))
+    assert out.states.shape == (length, 9) and out.final.shape == (9,)
+    assert bool(jnp.all(jnp.isfinite(out.final)))
+    # The one window of width 5 sees the sentence followed by zero vectors.
+    wide = jnp.concatenate([x, jnp.zeros((5 - length, 4))]).reshape(-1) @ encoder.filters[2] + encoder.biases[2]
+    np.testing.assert_allclose(out.final[6:], jax.nn.relu(wide), rtol=1e-5, atol=1e-5)
+
+
+def test_a_fully_padded_input_gives_zeros(registry):
+    out = _encoder(registry, highway_layers=0)(jnp.ones((3, 4)), jnp.zeros(3, bool))
+    assert bool(jnp.all(out.final == 0)) and bool(jnp.all(out.states == 0))
+
+
+def _sentiment(count: int, seed: int) -> LabelledTexts:
+    """Filler words plus a cue; "not" flips the cue, so a width-2 filter is needed."""
+    rng = np.random.default_rng(seed)
+    filler = [f"w{i}" for i in range(30)]
+    texts, labels = [], []
+    for _ in range(count):
+        positive = bool(rng.integers(2))
+        negated = bool(rng.integers(2))
+        cue = ["not"] if negated else []
+        cue += [str(rng.choice(["good", "great"] if positive != negated else ["bad", "awful"]))]
+        words = list(rng.choice(filler, size=int(rng.integers(0, 6))))
+        spot = int(rng.integers(0, len(words) + 1))
+        texts.append(words[:spot] + cue + words[spot:])
+        labels.append("pos" if positive else "neg")
+    return LabelledTexts(texts, labels)
+
+
+def test_textcnn_learns_negation_and_classifies_after_reload(tmp_path):
+    train, test = _sentiment(1000, 0), _sentiment(200, 1)
+    model, info = fit(
+        "textcnn",
+        train,
+        test,
+        epochs=5,
+        batch_size=50,
+        buckets=[8],
+        progress=False,
+        overrides={"embedding_size": 16, "maps": [8], "widths": [1, 2]},
+    )
+    assert info["best_dev"] >= 0.97, info
+    assert accuracy(model, test) == pytest.approx(info["best_dev"])
+    path = zoo.save(model, tmp_path / "cnn.safetensors")
+    loaded = zoo.load(path)
+    assert loaded.classify(["w1 not good w2", "great", ["not", "bad"], ["awful"]]) == ["neg", "pos", "pos", "neg"]
+    np.testing.assert_array_equal(loaded.predict_proba(["w3 bad"]), model.predict_proba(["w3 bad"]))
+
+
+def test_classify_pads_single_words_and_empty_texts():
+    vocab = Vocab.build([["a", "b"]], specials=("pad", "unk"))
+    labels = Vocab(["x", "y"], specials={})
+    model = zoo.build("textcnn", key=jax.random.key(0), vocab={"words": vocab, "labels": labels}, embedding_size=4)
+    probs = model.predict_proba([[], ["a"], "b a zzz"])
+    assert probs.shape == (3, 2) and np.all(np.isfinite(probs))
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_max_norm_bounds_each_class_vector():
+    params = {"w": jnp.asarray([[3.0, 4.0], [0.3, 0.4]])}  # norms 5 and 0.5
+    transform = max_norm(3.0, lambda tree: tree["w"])
+    updates, _ = transform.update({"w": jnp.zeros((2, 2))}, transform.init(params), params)
+    new = params["w"] + updates["w"]
+    np.testing.assert_allclose(jnp.linalg.norm(new, axis=-1), [3.0, 0.5], rtol=1e-6)
+    np.testing.assert_allclose(new[0], [1.8, 2.4], rtol=1e-6)
+
+
+def test_frozen_embeddings_get_no_gradient_and_pretrained_rows_are_copied(tmp_path):
+    vocab = Vocab.build([["good", "bad", "film", "rare"]], specials=("pad", "unk"))
+    labels = Vocab(["neg", "pos"], specials={})
+    vectors = KeyedVectors(["good", "bad", "film"], np.arange(12, dtype=np.float32).reshape(3, 4))
+    path = vectors.save_word2vec_format(tmp_path / "vectors.txt")
+    model = zoo.build(
+        "textcnn",
+        key=jax.random.key(0),
+        vocab={"words": vocab, "labels": labels},
+        embedding_size=4,
+        freeze_embeddings=True,
+    )
+    model, coverage = initialise_embeddings(model, path, key=jax.random.key(1))
+    assert (coverage.found, coverage.total) == (3, 4)
+    np.testing.assert_array_equal(model.embedder.weight[vocab.index["bad"]], [4, 5, 6, 7])
+    batch = model.example_batch(key=jax.random.key(2), batch_size=4, length=6)
+    grads = eqx.filter_jit(eqx.filter_grad(lambda m: m.loss(batch, key=jax.random.key(3))))(model)
+    assert bool(jnp.all(grads.embedder.weight == 0))
+    assert bool(jnp.any(grads.output.weight != 0))
+    with pytest.raises(DataError, match="embedding_size=3"):
+        initialise_embeddings(model, (["good"], np.ones((1, 3))), key=jax.random.key(1))
+
+
+def test_readers(tmp_path):
+    assert tokenize("It's a ''great'' film, isn't it?") == [
+        "it's", "a", "'", "'", "great", "'", "'", "film", ",", "isn't", "it", "?",
+    ]  # fmt: skip
+    reviews = tmp_path / "mr.tsv"
+    reviews.write_text("id\tsentiment\ttext\n1\t2.5\tGood fun\n2\t0.0\tMeh\n3\t-1.2\tDull ''plot''\n")
+    data = read_movie_reviews(reviews)
+    assert data.labels == ["positive", "negative"] and data.texts[1] == ["dull", "'", "'", "plot", "'", "'"]
+    lines = tmp_path / "data.tsv"
+    lines.write_text("spam\tBuy NOW\n\nham\tsee you\n")
+    assert read_label_text(lines, lowercase=False).texts == [["Buy", "NOW"], ["see", "you"]]
+    lines.write_text("no label here\n")
+    with pytest.raises(DataError, match="label<TAB>text"):
+        read_label_text(lines)

@@ -1,0 +1,141 @@
+"""Analogy and word-pair evaluation: every parameter changes the outcome; vectors never change."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from zoo.errors import DataError
+from zoo.eval import dataset_path, pearson, rankdata, read_analogies, read_word_pairs, spearman
+from zoo.vectors import KeyedVectors
+
+QUESTIONS = """\
+: royal
+man woman king queen
+boy girl prince princess
+MAN WOMAN King Queen
+man woman duke duchess
+: gram-places
+house castle man king
+"""
+
+
+def toy() -> KeyedVectors:
+    from test_keyed_vectors import toy_vectors
+
+    return toy_vectors()
+
+
+@pytest.fixture
+def questions(tmp_path):
+    path = tmp_path / "questions.txt"
+    path.write_text(QUESTIONS)
+    return path
+
+
+def test_analogy_sections_totals_and_coverage(questions):
+    kv = toy()
+    before = kv.vectors.copy()
+    result = kv.evaluate_word_analogies(questions)
+    score, sections = result  # unpacks like gensim's (score, sections)
+    assert [s.name for s in sections] == ["royal", "gram-places", "Total accuracy"]
+    royal = sections[0]
+    assert len(royal.correct) == 3 and royal.skipped == 1 and royal.accuracy == 1.0
+    assert result.covered == 4 and result.skipped == 1 and result.questions == 5
+    assert score == pytest.approx(len(result.total.correct) / 4)
+    assert result.semantic_accuracy == 1.0 and result.syntactic_accuracy in (0.0, 1.0)
+    np.testing.assert_array_equal(kv.vectors, before)
+
+
+def test_analogy_restrict_vocab_case_and_dummy(questions):
+    kv = toy()
+    assert kv.evaluate_word_analogies(questions, restrict_vocab=4).covered == 2  # only man woman king queen
+    assert kv.evaluate_word_analogies(questions, case_insensitive=False).covered == 3
+    dummy = kv.evaluate_word_analogies(questions, dummy4unknown=True)
+    assert dummy.skipped == 0 and dummy.covered == 5 and dummy.score < kv.evaluate_word_analogies(questions).score
+
+
+def test_analogy_method_changes_answers(tmp_path):
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(60)]
+    kv = KeyedVectors(words, rng.standard_normal((60, 5)))
+    lines = [": random"]
+    for _ in range(200):
+        a, b, c = rng.choice(words, 3, replace=False)
+        lines.append(f"{a} {b} {c} {kv.most_similar([b, c], [a], topn=1)[0][0]}")
+    path = tmp_path / "q.txt"
+    path.write_text("\n".join(lines))
+    assert kv.evaluate_word_analogies(path).score == 1.0  # batched = one by one
+    cosmul = kv.evaluate_word_analogies(path, method="3cosmul").score
+    assert 0.0 < cosmul < 1.0
+    with pytest.raises(DataError, match="3cosadd"):
+        kv.evaluate_word_analogies(path, method="cosine")
+
+
+def test_analogy_file_errors(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(": s\na b c\n")
+    with pytest.raises(DataError, match=r"bad.txt:2: expected four words"):
+        read_analogies(bad)
+    with pytest.raises(DataError, match="shipped"):
+        read_analogies(tmp_path / "absent.txt")
+
+
+def test_shipped_sets_are_complete():
+    sections = read_analogies("google")
+    assert len(sections) == 14 and sum(len(q) for _, q in sections) == 19544
+    assert sum(len(q) for n, q in sections if not n.startswith("gram")) == 8869
+    assert len(read_word_pairs("wordsim353")) == 353 and len(read_word_pairs("simlex999")) == 999
+    assert (dataset_path("google").parent / "README.md").is_file()
+
+
+PAIRS = (
+    "# comment\nking\tqueen\t8.5\nking\tprince\t9.0\nman\thouse\t1.0\n"
+    "woman\tgirl\t7.0\nMAN\tboy\t8.0\nking\tzebra\t3.0\n"
+)
+
+
+@pytest.fixture
+def pairs(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text(PAIRS)
+    return path
+
+
+def test_word_pairs_correlations_and_oov(pairs):
+    kv = toy()
+    before = kv.vectors.copy()
+    result = kv.evaluate_word_pairs(pairs)
+    assert result.pairs == 6 and result.scored == 5 and result.oov_fraction == pytest.approx(1 / 6)
+    sims = [
+        kv.similarity(a, b)
+        for a, b in [("king", "queen"), ("king", "prince"), ("man", "house"), ("woman", "girl"), ("man", "boy")]
+    ]
+    gold = [8.5, 9.0, 1.0, 7.0, 8.0]
+    assert result.spearman == pytest.approx(spearman(gold, sims))
+    assert result.pearson == pytest.approx(pearson(gold, sims))
+    np.testing.assert_array_equal(kv.vectors, before)
+
+
+def test_word_pairs_parameters_change_the_outcome(pairs, tmp_path):
+    kv = toy()
+    base = kv.evaluate_word_pairs(pairs)
+    assert kv.evaluate_word_pairs(pairs, case_insensitive=False).scored == 4
+    assert kv.evaluate_word_pairs(pairs, restrict_vocab=4).scored == 1  # man woman king queen
+    dummy = kv.evaluate_word_pairs(pairs, dummy4unknown=True)
+    assert dummy.scored == 6 and dummy.spearman != base.spearman
+    semicolons = tmp_path / "pairs.csv"
+    semicolons.write_text(PAIRS.replace("\t", ";"))
+    assert kv.evaluate_word_pairs(semicolons, delimiter=";") == base
+    with pytest.raises(DataError, match=r"pairs\.csv:2"):
+        kv.evaluate_word_pairs(semicolons)
+
+
+def test_rank_correlation_handles_ties():
+    assert list(rankdata([10, 20, 20, 5])) == [2.0, 3.5, 3.5, 1.0]
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 5, 50), rng.integers(0, 5, 50)  # many ties
+    assert spearman(x, y) == pytest.approx(scipy_stats.spearmanr(x, y).statistic)
+    assert pearson(x, y) == pytest.approx(scipy_stats.pearsonr(x, y).statistic)
+    assert np.isnan(spearman([1, 1, 1], [1, 2, 3])) and np.isnan(pearson([1], [2]))

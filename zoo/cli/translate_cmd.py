@@ -1,0 +1,105 @@
+"""``zoo translate MODEL_FILE "text" ...`` (or ``--file``): decode with a saved seq2seq model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from zoo.errors import DataError, ZooError
+
+__all__ = ["add_decode_arguments", "decode_options", "register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("translate", help="translate text with a saved model (greedy, beam or sampling)")
+    p.add_argument("model", type=Path, help="a .safetensors file saved by zoo")
+    p.add_argument("text", nargs="*", help="sentences to translate (default: --file or standard input)")
+    p.add_argument("--file", type=Path, help="one sentence a line; '-' for standard input")
+    p.add_argument("--output", type=Path, help="write translations here instead of standard output")
+    p.add_argument("--replace-unk", action="store_true", help="copy the most attended source word for <unk>")
+    add_decode_arguments(p)
+    p.set_defaults(run=run)
+
+
+def add_decode_arguments(p: argparse.ArgumentParser) -> None:
+    """The search options shared by commands that decode."""
+    search = p.add_argument_group("search (default: the model's own strategy)")
+    search.add_argument("--beam", type=int, metavar="K", help="beam search of width K")
+    search.add_argument("--alpha", type=float, help="beam length normalisation exponent (0: none)")
+    search.add_argument("--n-best", type=int, default=1, help="outputs per input, best first (with their scores)")
+    search.add_argument("--sample", action="store_true", help="draw samples instead of searching")
+    search.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    search.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens")
+    search.add_argument("--top-p", type=float, default=None, help="nucleus sampling mass")
+    search.add_argument("--seed", type=int, default=0, help="sampling seed")
+    search.add_argument("--max-length", type=int, help="most output tokens")
+
+
+def decode_options(args: argparse.Namespace) -> dict[str, Any]:
+    """`model.decode` keyword arguments from the search options."""
+    if args.sample and args.beam is not None:
+        raise DataError("choose --beam or --sample, not both")
+    if not args.sample and any(v is not None for v in (args.temperature, args.top_k, args.top_p)):
+        raise DataError("--temperature, --top-k and --top-p need --sample")
+    if args.alpha is not None and args.beam is None:
+        raise DataError("--alpha needs --beam K")
+    options: dict[str, Any] = {}
+    if args.sample:
+        import jax
+
+        options = {"strategy": "sample", "num_samples": args.n_best, "key": jax.random.key(args.seed)}
+        for name in ("temperature", "top_k", "top_p"):
+            if getattr(args, name) is not None:
+                options[name] = getattr(args, name)
+    elif args.beam is not None:
+        options = {"strategy": "beam", "beam_size": args.beam, "n_best": args.n_best}
+        if args.n_best > args.beam:
+            raise DataError(f"--n-best {args.n_best} exceeds the beam width {args.beam}")
+        if args.alpha is not None:
+            options["alpha"] = args.alpha
+    elif args.n_best != 1:
+        raise DataError("--n-best needs --beam K or --sample")
+    if args.max_length is not None:
+        options["max_length"] = args.max_length
+    return options
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    if args.text and args.file is not None:
+        raise DataError("give sentences or --file, not both")
+    if args.text:
+        return list(args.text)
+    if args.file is None or str(args.file) == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        if not args.file.is_file():
+            raise DataError(f"no such file: {args.file}")
+        lines = args.file.read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    from zoo.weights import load
+
+    options = decode_options(args)
+    texts = _inputs(args)
+    model = load(args.model)
+    if not callable(getattr(model, "translate", None)):
+        raise ZooError(f"{model.spec.name!r} does not translate text; it is not a sequence-to-sequence model")
+    if args.replace_unk:
+        options["replace_unk"] = True
+    results = model.translate(texts, with_scores=True, **options)
+    lines = []
+    for outputs in results:
+        if args.n_best == 1:
+            lines.append(outputs[0][0] if outputs else "")
+        else:
+            lines += [f"{rank}\t{score:.4f}\t{text}" for rank, (text, score) in enumerate(outputs, 1)]
+    text = "\n".join(lines) + "\n"
+    if args.output is not None:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
