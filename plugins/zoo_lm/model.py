@@ -46,7 +46,7 @@ class RecurrentLanguageModel(LanguageModel):
     embedder: Embedder
     layers: tuple[RecurrentCell, ...]
     projection: Float[Array, "hidden embedding"] | None
-    output_weight: Float[Array, "hidden vocab"] | None
+    output_weight: Float[Array, "vocab hidden"] | None
     output_bias: Float[Array, " vocab"]
     vocab_size: int = eqx.field(static=True)
     level: str = eqx.field(static=True)
@@ -74,7 +74,7 @@ class RecurrentLanguageModel(LanguageModel):
         embedding = self.embedder.embedding_size
         tied = p["tie_embeddings"]
         self.projection = _uniform(k_proj, (hidden, embedding), scale) if tied and hidden != embedding else None
-        self.output_weight = None if tied else _uniform(k_out, (hidden, vocab_size), scale)
+        self.output_weight = None if tied else _uniform(k_out, (vocab_size, hidden), scale)
         self.output_bias = _uniform(k_bias, (vocab_size,), scale)
         self.vocab_size, self.level = vocab_size, p["level"]
         self.residual, self.dropout = p["residual"], p["dropout"]
@@ -102,9 +102,14 @@ class RecurrentLanguageModel(LanguageModel):
         return self.output(apply_dropout(x, self.dropout, keys[-2])), tuple(finals)
 
     def output(self, hidden: Float[Array, "seq hidden"]) -> Float[Array, "seq vocab"]:
-        """Logits from top-layer outputs, one matrix product over all positions."""
+        """Logits from top-layer outputs, one matrix product over all positions.
+
+        The output matrix is stored vocabulary-major, ``[vocab, hidden]`` like an
+        embedding table (tied or not): its gradient then needs no transposed copy
+        of the ``[positions, vocab]`` logit gradient (measured faster on XLA:CPU).
+        """
         if self.output_weight is not None:
-            return hidden @ self.output_weight + self.output_bias
+            return hidden @ self.output_weight.T + self.output_bias
         if self.projection is not None:
             hidden = hidden @ self.projection
         return hidden @ self.embedder.vectors().T + self.output_bias
