@@ -29,18 +29,26 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("ZOO_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 
-def load_stream(data_dir: Path, vocab_size: int) -> tuple[np.ndarray, int]:
-    """PTB training ids (words + end-of-sentence), or a random stream if PTB is absent."""
+def load_stream(data_dir: Path, vocab_size: int | None) -> tuple[np.ndarray, int]:
+    """PTB training ids (words + end-of-sentence), or a random stream if PTB is absent.
+
+    With `vocab_size`, ids are folded into that many classes (``id % vocab_size``):
+    a small vocabulary shows the recurrent part's speed, PTB's 10k the softmax's.
+    """
     path = data_dir / "lm" / "ptb.train.txt"
     if not path.exists():
         print(f"{path} not found: timing on random ids", file=sys.stderr)
-        return np.random.default_rng(0).integers(0, vocab_size, 300_000).astype(np.int32), vocab_size
+        size = vocab_size or 10000
+        return np.random.default_rng(0).integers(0, size, 300_000).astype(np.int32), size
     from zoo.data.stream import read_tokens
     from zoo.language import build_vocab
 
     tokens = read_tokens(path, "word")
     vocab = build_vocab(tokens, "word")
-    return vocab.encode(tokens), len(vocab)
+    ids = vocab.encode(tokens)
+    if vocab_size:
+        return (ids % vocab_size).astype(np.int32), vocab_size
+    return ids, len(vocab)
 
 
 def run_zoo(args: argparse.Namespace) -> dict:
@@ -51,7 +59,7 @@ def run_zoo(args: argparse.Namespace) -> dict:
     from zoo.language import zaremba_sgd
     from zoo.trainer import train
 
-    ids, vocab_size = load_stream(args.data_dir, 10000)
+    ids, vocab_size = load_stream(args.data_dir, args.vocab_size)
     size = {"hidden_size": args.hidden, "embedding_size": args.hidden}
     model = zoo.build("lstm-lm-small", key=jax.random.key(0), vocab_size=vocab_size, **size)
     data = StreamBatches(ids, batch_size=args.batch_size, unroll=args.unroll)
@@ -77,7 +85,7 @@ def run_torch(args: argparse.Namespace) -> dict:
     from torch import nn
 
     torch.manual_seed(0)
-    ids, vocab_size = load_stream(args.data_dir, 10000)
+    ids, vocab_size = load_stream(args.data_dir, args.vocab_size)
     hidden, batch, unroll = args.hidden, args.batch_size, args.unroll
 
     class Model(nn.Module):
@@ -135,6 +143,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=20)
     parser.add_argument("--unroll", type=int, default=35)
     parser.add_argument("--hidden", type=int, default=200)
+    parser.add_argument("--vocab-size", type=int, default=None, help="fold PTB ids into this many classes")
     parser.add_argument("--repeats", type=int, default=1, help="alternate the sides this many times")
     args = parser.parse_args()
     if args.side == "zoo":
@@ -152,7 +161,9 @@ def main() -> int:
             )
             rates[side].append(json.loads(out.stdout.strip().splitlines()[-1])["tokens_per_s"])
     zoo_rate, torch_rate = max(rates["zoo"]), max(rates["torch"])
-    print(f"lstm-lm 2 x {args.hidden}, batch {args.batch_size}, unroll {args.unroll}, {args.steps} timed steps")
+    vocab = f"vocabulary {args.vocab_size}" if args.vocab_size else "PTB vocabulary (10,002)"
+    shape = f"lstm-lm 2 x {args.hidden}, batch {args.batch_size}, unroll {args.unroll}"
+    print(f"{shape}, {vocab}, {args.steps} timed steps")
     print(f"{'side':8s} {'tokens/s':>10s}")
     print(f"{'zoo':8s} {zoo_rate:10.0f}")
     print(f"{'torch':8s} {torch_rate:10.0f}")

@@ -13,9 +13,15 @@ PROBS = jnp.asarray([0.05, 0.5, 0.15, 0.3])
 LOGITS = jnp.log(PROBS)
 
 
-def draws(n=4000, **settings):
+@jax.jit
+def _draws(keys, temperature, top_k, top_p):
+    return jax.vmap(lambda k: sample_token(LOGITS, k, temperature=temperature, top_k=top_k, top_p=top_p))(keys)
+
+
+def draws(n=4000, temperature=1.0, top_k=0, top_p=1.0):
+    """`n` samples; the settings are traced, so every call shares one compilation."""
     keys = jax.random.split(jax.random.key(0), n)
-    return np.asarray(jax.jit(jax.vmap(lambda k: sample_token(LOGITS, k, **settings)))(keys))
+    return np.asarray(_draws(keys, jnp.float32(temperature), jnp.int32(top_k), jnp.float32(top_p)))
 
 
 def test_plain_sampling_follows_the_distribution():
@@ -48,17 +54,25 @@ def test_low_temperature_sharpens_and_zero_is_greedy():
 @pytest.fixture(scope="module")
 def model():
     """A random model with sharp next-token distributions (no near-ties for greedy to break)."""
-    built = zoo.build("lm", key=jax.random.key(1), vocab_size=13, hidden_size=16, embedding_size=8)
+    built = zoo.build("lm", key=jax.random.key(1), vocab_size=13, hidden_size=16, embedding_size=8, num_layers=1)
     return eqx.tree_at(lambda m: m.output_weight, built, built.output_weight * 300.0)
 
 
+@eqx.filter_jit
+def _read(model, prompt):
+    return model(prompt, jnp.ones(prompt.shape[0], bool), model.init_state())
+
+
+_step = eqx.filter_jit(lambda model, token, state: model.step(token, state))
+
+
 def greedy_by_hand(model, prompt, length):
-    logits, state = model(jnp.asarray(prompt), jnp.ones(len(prompt), bool), model.init_state())
+    logits, state = _read(model, jnp.asarray(prompt))
     logits, out = logits[-1], []
     for _ in range(length):
         token = jnp.argmax(logits)
         out.append(int(token))
-        logits, state = model.step(token, state)
+        logits, state = _step(model, token, state)
     return out
 
 
@@ -77,7 +91,7 @@ def test_generation_is_reproducible_and_zero_temperature_is_greedy(model):
 
 def test_prompt_padding_does_not_change_the_continuation(model):
     # Prompts of 3 and 4 tokens pad to the same width: the padding must be invisible.
-    short = generate(model, [5, 6, 7], length=6, key=jax.random.key(2), temperature=0.0)
-    assert np.asarray(short[0]).tolist() == greedy_by_hand(model, [5, 6, 7], 6)
+    short = generate(model, [5, 6, 7], length=12, key=jax.random.key(2), temperature=0.0)
+    assert np.asarray(short[0]).tolist() == greedy_by_hand(model, [5, 6, 7], 12)
     with pytest.raises(ValueError, match="at least one token"):
         generate(model, [], length=3, key=jax.random.key(0))

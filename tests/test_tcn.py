@@ -50,7 +50,7 @@ def test_tied_embeddings_need_equal_sizes():
     untied = zoo.build(
         "tcn-lm", key=jax.random.key(0), vocab_size=11, tie_embeddings=False, **{**SIZES, "embedding_size": 8}
     )
-    assert untied.output_weight.shape == (16, 11)
+    assert untied.output_weight.shape == (11, 16)
 
 
 def test_a_tiny_tcn_learns_text_with_carried_history(tmp_path):

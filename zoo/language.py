@@ -124,7 +124,12 @@ class LanguageModelRecipe:
         parser.add_argument("--level", choices=["word", "char"], help="split text into words or characters")
         parser.add_argument("--epochs", type=float, default=13.0, help="passes over the data (if --steps is 0)")
         parser.add_argument("--unroll", type=int, default=35, help="backpropagation window in tokens")
-        parser.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
+        parser.add_argument(
+            "--optimizer",
+            choices=["sgd", "adam"],
+            default="sgd",
+            help="sgd: Zaremba et al.'s schedule (lr 1, decayed); adam: give --lr, e.g. 0.002",
+        )
         parser.add_argument("--lr-decay", type=float, default=0.5, help="SGD: lr factor per epoch after --decay-after")
         parser.add_argument("--decay-after", type=int, default=4, help="SGD: epochs at the full learning rate")
         parser.add_argument("--clip", type=float, default=5.0, help="gradient norm clipping")

@@ -34,7 +34,7 @@ class RecurrentLanguageModel(LanguageModel):
 
     Slots: ``embedder``, ``cell``. Hyperparameters: ``vocab_size``, ``hidden_size``,
     ``num_layers``, ``residual``, ``dropout``, ``tie_embeddings``, ``init_scale``
-    (U(-s, s) for the output layer), ``level`` (``"word"`` or ``"char"``).
+    (U(-s, s) for the output layer; None: 1/sqrt(hidden_size)), ``level`` (``"word"`` or ``"char"``).
     The state is a tuple with one cell state per layer.
 
     ??? cite
@@ -46,7 +46,7 @@ class RecurrentLanguageModel(LanguageModel):
     embedder: Embedder
     layers: tuple[RecurrentCell, ...]
     projection: Float[Array, "hidden embedding"] | None
-    output_weight: Float[Array, "hidden vocab"] | None
+    output_weight: Float[Array, "vocab hidden"] | None
     output_bias: Float[Array, " vocab"]
     vocab_size: int = eqx.field(static=True)
     level: str = eqx.field(static=True)
@@ -63,6 +63,7 @@ class RecurrentLanguageModel(LanguageModel):
             raise RegistryError(f"level must be 'word' or 'char', got {p['level']!r}")
         k_emb, k_cells, k_proj, k_out, k_bias = jax.random.split(key, 5)
         vocab_size, hidden, scale = p["vocab_size"], p["hidden_size"], p["init_scale"]
+        scale = 1.0 / hidden**0.5 if scale is None else scale
         self.embedder = spec.slot("embedder").build(num_embeddings=vocab_size, key=k_emb)
         cell = spec.slot("cell").partial()
         sizes = [self.embedder.embedding_size] + [hidden] * (p["num_layers"] - 1)
@@ -73,7 +74,7 @@ class RecurrentLanguageModel(LanguageModel):
         embedding = self.embedder.embedding_size
         tied = p["tie_embeddings"]
         self.projection = _uniform(k_proj, (hidden, embedding), scale) if tied and hidden != embedding else None
-        self.output_weight = None if tied else _uniform(k_out, (hidden, vocab_size), scale)
+        self.output_weight = None if tied else _uniform(k_out, (vocab_size, hidden), scale)
         self.output_bias = _uniform(k_bias, (vocab_size,), scale)
         self.vocab_size, self.level = vocab_size, p["level"]
         self.residual, self.dropout = p["residual"], p["dropout"]
@@ -101,9 +102,14 @@ class RecurrentLanguageModel(LanguageModel):
         return self.output(apply_dropout(x, self.dropout, keys[-2])), tuple(finals)
 
     def output(self, hidden: Float[Array, "seq hidden"]) -> Float[Array, "seq vocab"]:
-        """Logits from top-layer outputs, one matrix product over all positions."""
+        """Logits from top-layer outputs, one matrix product over all positions.
+
+        The output matrix is stored vocabulary-major, ``[vocab, hidden]`` like an
+        embedding table (tied or not): its gradient then needs no transposed copy
+        of the ``[positions, vocab]`` logit gradient (measured faster on XLA:CPU).
+        """
         if self.output_weight is not None:
-            return hidden @ self.output_weight + self.output_bias
+            return hidden @ self.output_weight.T + self.output_bias
         if self.projection is not None:
             hidden = hidden @ self.projection
         return hidden @ self.embedder.vectors().T + self.output_bias

@@ -39,7 +39,7 @@ class ConvolutionalLanguageModel(LanguageModel):
 
     embedder: Embedder
     blocks: tuple[TemporalBlock, ...]
-    output_weight: Float[Array, "hidden vocab"] | None
+    output_weight: Float[Array, "vocab hidden"] | None
     output_bias: Float[Array, " vocab"]
     vocab_size: int = eqx.field(static=True)
     level: str = eqx.field(static=True)
@@ -77,7 +77,7 @@ class ConvolutionalLanguageModel(LanguageModel):
             )
             for i in range(p["num_levels"])
         )
-        untied = p["init_std"] * jax.random.normal(k_out, (hidden, p["vocab_size"]))
+        untied = p["init_std"] * jax.random.normal(k_out, (p["vocab_size"], hidden))  # vocabulary-major
         self.output_weight = None if p["tie_embeddings"] else untied
         self.output_bias = jax.numpy.zeros(p["vocab_size"])
         self.vocab_size, self.level = p["vocab_size"], p["level"]
@@ -105,5 +105,5 @@ class ConvolutionalLanguageModel(LanguageModel):
         for block, block_state, k in zip(self.blocks, state, keys, strict=False):
             x, final = block(x, mask, block_state, key=k)
             finals.append(final)
-        weight = self.embedder.vectors().T if self.output_weight is None else self.output_weight
-        return x @ weight + self.output_bias, tuple(finals)
+        weight = self.embedder.vectors() if self.output_weight is None else self.output_weight
+        return x @ weight.T + self.output_bias, tuple(finals)
