@@ -25,6 +25,8 @@ COMMANDS = [
     "zoo.cli.check_cmd",
     "zoo.cli.plot_cmd",
     "zoo.cli.translate_cmd",
+    "zoo.cli.tag_cmd",
+    "zoo.cli.classify_cmd",
 ]
 
 
