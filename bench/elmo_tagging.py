@@ -43,6 +43,7 @@ ELMO = {
     "chars.maps": [32, 32, 64, 128, 128],
     "cell.cell_size": 256,
     "dropout": 0.1,
+    "sampled_softmax": 1024,
 }
 _WIKI = {"@-@": "-", "@,@": ",", "@.@": "."}
 
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=shared_data(), help="the shared data folder")
     parser.add_argument("--elmo", type=Path, required=True, help="where the pretrained biLM is written (or read)")
     parser.add_argument("--reuse", action="store_true", help="read --elmo instead of pretraining")
-    parser.add_argument("--pretrain-steps", type=int, default=3000)
+    parser.add_argument("--pretrain-steps", type=int, default=1500)
     parser.add_argument("--pretrain-tokens", type=int, default=2_000_000, help="WikiText-2 tokens to read")
     parser.add_argument("--vocab", type=int, default=10000, help="the biLM's softmax vocabulary")
     parser.add_argument("--train-sentences", type=int, default=1000, help="labelled OANC sentences for the taggers")
