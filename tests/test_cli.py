@@ -103,7 +103,7 @@ def test_train_a_tiny_model_from_the_command_line(tmp_path):
         "20",
     )
     assert result.returncode == 0, result.stderr
-    assert "exact_match" in result.stderr
+    assert "exact_match" in result.stdout + result.stderr
     import zoo
 
     model = zoo.load(out)

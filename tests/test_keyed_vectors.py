@@ -65,12 +65,12 @@ def test_analogies_with_known_answers(kv):
 
 def test_most_similar_positive_negative_topn(kv):
     plain = kv.most_similar("king", topn=3)
-    assert [w for w, _ in plain][0] == "prince" and len(plain) == 3
+    assert plain[0][0] == "prince" and len(plain) == 3
     assert all(a[1] >= b[1] for a, b in zip(plain, plain[1:], strict=False))
     assert "king" not in [w for w, _ in kv.most_similar("king", topn=9)]
     assert len(kv.most_similar("king", topn=9)) == 9
     assert kv.most_similar(["king", "woman"], topn=1) != kv.most_similar("king", topn=1)
-    assert kv.most_similar("king", negative="royal" in AXES and ["castle"], topn=1) != plain[:1]
+    assert kv.most_similar("king", negative=["castle"], topn=1) != plain[:1]
     assert kv.most_similar("king", topn=0) == []
 
 

@@ -19,6 +19,7 @@ from zoo.errors import DataError, UnknownNameError
 from zoo.eval.bleu import corpus_bleu
 from zoo_seq2seq.data import build_vocabs, pair_batches, read_pairs
 from zoo_seq2seq.model import reverse_valid
+from zoo_seq2seq.translate import replace_unknowns
 
 
 @pytest.mark.parametrize(
@@ -147,3 +148,10 @@ def test_translate_option_errors(tmp_path, capsys):
     assert "need --sample" in capsys.readouterr().err
     assert main(["translate", str(model), "x", "--beam", "2", "--n-best", "3"]) == 2
     assert "exceeds the beam width" in capsys.readouterr().err
+
+
+def test_unknown_outputs_copy_the_most_attended_source_word():
+    attention = np.asarray([[0.9, 0.05, 0.05], [0.1, 0.2, 0.7], [0.3, 0.6, 0.1]])
+    out = replace_unknowns(["hello", "<unk>", "<unk>"], attention, ["hola", "señor", "Zyx"], "<unk>")
+    assert out == ["hello", "Zyx", "señor"]
+    assert replace_unknowns(["<unk>"], attention, [], "<unk>") == ["<unk>"]

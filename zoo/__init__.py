@@ -51,6 +51,7 @@ _LAZY = {
     "Decoder": "zoo.interfaces:Decoder",
     "DecoderStrategy": "zoo.interfaces:DecoderStrategy",
     "Model": "zoo.interfaces:Model",
+    "LanguageModel": "zoo.interfaces:LanguageModel",
     "EncoderOutput": "zoo.interfaces:EncoderOutput",
     "DecoderOutput": "zoo.interfaces:DecoderOutput",
     "Memory": "zoo.interfaces:Memory",

@@ -29,6 +29,7 @@ __all__ = [
     "Encoder",
     "EncoderOutput",
     "Hypotheses",
+    "LanguageModel",
     "Memory",
     "Model",
     "RecurrentCell",
@@ -320,3 +321,98 @@ class Model(eqx.Module):
         long, at least 1), so the same key at a larger `length` is the same
         batch with more padding, and the loss must not change.
         """
+
+
+class LanguageModel(Model):
+    """Reads tokens left to right and predicts the next one at every position.
+
+    Causal: the logits at position t depend only on ``ids[: t + 1]`` and the
+    state passed in. So a long stream can be read in chunks, each starting from
+    the state the previous one ended in (truncated backpropagation through
+    time), and generation is `step` in a loop. A final subclass implements
+    `init_state` and `__call__`; losses, batches and `step` are shared.
+
+    Batches hold ``ids [B, T]``, ``targets [B, T]`` (the token after each
+    position), ``mask [B, T]`` (True on real positions) and, optionally,
+    ``reset [B]`` (True: that row starts from `init_state`, not from the carry).
+    `level` says how text splits into tokens: ``"word"`` (whitespace) or ``"char"``.
+    The vocabulary role is ``"tokens"``.
+    """
+
+    vocab_size: eqx.AbstractVar[int]
+    level: eqx.AbstractVar[str]
+
+    @abc.abstractmethod
+    def init_state(self) -> PyTree:
+        """The state before the first token (a PyTree of arrays, per example)."""
+
+    @abc.abstractmethod
+    def __call__(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"],
+        state: PyTree,
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> tuple[Float[Array, "seq vocab"], PyTree]:
+        """Next-token logits ``[seq, vocab_size]`` at every position, and the state
+        after the last real one. Padded positions hold the state, so pads never
+        change a result; their logits are finite but meaningless."""
+
+    def step(self, token: Int[Array, ""], state: PyTree) -> tuple[Float[Array, " vocab"], PyTree]:
+        """Consume one token: the logits of the next one ``[vocab_size]`` and the new state."""
+        logits, state = self(token[None], jnp.ones(1, bool), state)
+        return logits[0], state
+
+    def initial_carry(self, batch_size: int) -> PyTree:
+        """`init_state` for every row of a batch (leaves ``[batch_size, ...]``)."""
+        return jax.tree.map(lambda a: jnp.broadcast_to(a, (batch_size, *a.shape)), self.init_state())
+
+    def token_nll(
+        self, batch: Mapping[str, Array], carry: PyTree, *, key: PRNGKeyArray | None = None
+    ) -> tuple[Float[Array, "batch seq"], PyTree]:
+        """Negative log-likelihood of every target ``[B, T]`` (0 on pads) and the carry after the batch."""
+        ids, mask = batch["ids"], batch["mask"]
+        if "reset" in batch:
+            fresh = self.initial_carry(ids.shape[0])
+            carry = jax.tree.map(
+                lambda new, old: jnp.where(batch["reset"].reshape((-1,) + (1,) * (old.ndim - 1)), new, old),
+                fresh,
+                carry,
+            )
+        if key is None:
+            logits, carry = jax.vmap(lambda i, m, s: self(i, m, s))(ids, mask, carry)
+        else:
+            keys = jax.random.split(key, ids.shape[0])
+            logits, carry = jax.vmap(lambda i, m, s, k: self(i, m, s, key=k))(ids, mask, carry, keys)
+        logits = logits.astype(jnp.float32)
+        target_logit = jnp.take_along_axis(logits, batch["targets"][..., None], axis=-1)[..., 0]
+        nll = jax.nn.logsumexp(logits, axis=-1) - target_logit
+        return jnp.where(mask, nll, 0.0), carry
+
+    def carried_loss(
+        self, batch: Mapping[str, Array], carry: PyTree, *, key: PRNGKeyArray | None = None
+    ) -> tuple[Float[Array, ""], PyTree]:
+        """Mean NLL per real target starting from `carry`, and the carry for the next batch."""
+        nll, carry = self.token_nll(batch, carry, key=key)
+        count = jnp.maximum(jnp.sum(batch["mask"]), 1)
+        return jnp.sum(nll) / count, carry
+
+    def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
+        """Mean NLL per real target, every row starting from `init_state`."""
+        return self.carried_loss(batch, self.initial_carry(batch["ids"].shape[0]), key=key)[0]
+
+    def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
+        longest = max(1, min(length - 2, 6))
+        k_len, k_ids = jax.random.split(key)
+        lengths = jax.random.randint(k_len, (batch_size,), 1, longest + 1)
+        tokens = jax.random.randint(k_ids, (batch_size, longest + 1), 0, self.vocab_size)
+        mask = jnp.arange(longest) < lengths[:, None]
+        ids = jnp.where(mask, tokens[:, :-1], 0)
+        targets = jnp.where(mask, tokens[:, 1:], 0)
+        pad = ((0, 0), (0, length - longest))
+        return {
+            "ids": jnp.pad(ids, pad).astype(jnp.int32),
+            "targets": jnp.pad(targets, pad).astype(jnp.int32),
+            "mask": jnp.pad(mask, pad),
+        }

@@ -16,7 +16,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from zoo.errors import DataError
 
-__all__ = ["DATA_AXIS", "data_mesh", "replicate", "shard_batch"]
+__all__ = ["DATA_AXIS", "data_mesh", "replicate", "shard_batch", "shard_rows"]
 
 DATA_AXIS = "data"
 
@@ -46,3 +46,10 @@ def shard_batch(batch: Mapping[str, Any], mesh: Mesh) -> dict[str, jax.Array]:
             )
         placed[name] = jax.device_put(array, sharding)
     return placed
+
+
+def shard_rows(tree: Any, mesh: Mesh) -> Any:
+    """Split every array of `tree` along its first (row) axis over the ``data`` axis,
+    like the batch it belongs to (e.g. a language model's carried state)."""
+    arrays, static = eqx.partition(tree, eqx.is_array)
+    return eqx.combine(jax.device_put(arrays, NamedSharding(mesh, PartitionSpec(DATA_AXIS))), static)

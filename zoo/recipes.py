@@ -2,16 +2,18 @@
 
 An architecture names its recipe in the registry (``recipe = "module:attr"``).
 A recipe adds its own options (``--corpus``, ``--pairs``, ...) to the common
-ones below, then trains with `zoo.train` and saves the model.
+ones below, then trains with `zoo.train` and saves the model. A recipe that
+also implements `EvaluatingRecipe` scores saved models with ``zoo eval``.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Recipe", "add_common_arguments"]
+__all__ = ["EvaluatingRecipe", "Recipe", "add_common_arguments"]
 
 
 class Recipe(Protocol):
@@ -23,6 +25,21 @@ class Recipe(Protocol):
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         """Train the model `name` with `overrides` as `options` say; return the saved file."""
+        ...
+
+
+class EvaluatingRecipe(Recipe, Protocol):
+    """A recipe that can also score a saved model (``zoo eval MODEL_FILE --data FILE``).
+
+    ``zoo eval`` adds ``--data`` (the evaluation file) and ``--json`` itself.
+    """
+
+    def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add this architecture's evaluation options (batch size, file format, ...)."""
+        ...
+
+    def evaluate(self, model: Any, options: argparse.Namespace) -> Mapping[str, float]:
+        """Score `model` on ``options.data``; metric name -> value, printed in this order."""
         ...
 
 

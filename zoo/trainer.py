@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 from zoo.checkpoint import load_checkpoint, save_checkpoint
 from zoo.data.batching import BatchSource
 from zoo.errors import TrainingDiverged
-from zoo.parallel import replicate, shard_batch
+from zoo.parallel import replicate, shard_batch, shard_rows
 
 __all__ = ["TrainResult", "make_step", "train"]
 
@@ -44,6 +44,7 @@ class TrainResult:
     - `position`: where the data stream would continue.
     - `history`: one dict per log or evaluation point (``step``, ``loss``, ``units_per_s``, metrics).
     - `compilations`: how many times the step was traced (one per batch shape).
+    - `carry`: the state the last step handed on (None unless `train` was given one).
     """
 
     model: Any
@@ -52,6 +53,7 @@ class TrainResult:
     position: dict[str, Any] | None
     history: list[dict[str, float]] = field(default_factory=list)
     compilations: int = 0
+    carry: Any = None
 
 
 def _all_finite(tree: Any) -> jax.Array:
@@ -59,17 +61,24 @@ def _all_finite(tree: Any) -> jax.Array:
     return jnp.all(jnp.stack(leaves)) if leaves else jnp.bool_(True)
 
 
-def make_step(loss_fn: LossFn, optimizer: optax.GradientTransformation, counter: list[int]):
-    """Build the jitted step ``(model, opt_state, batch, key, bad_step, step) -> ...``.
+def make_step(loss_fn: LossFn, optimizer: optax.GradientTransformation, counter: list[int], *, carried: bool = False):
+    """Build the jitted step ``(model, opt_state, batch, carry, key, bad_step, step) -> ...``.
 
-    Once a step produces a non-finite loss or gradient, that step and all later
-    ones leave the state unchanged and `bad_step` records where it happened.
+    With `carried`, ``loss_fn(model, batch, carry, *, key)`` returns ``(loss,
+    carry)`` and the step hands the new carry on; otherwise `carry` passes
+    through untouched (None). Once a step produces a non-finite loss or
+    gradient, that step and all later ones leave the state unchanged and
+    `bad_step` records where it happened.
     """
 
     @eqx.filter_jit(donate="all-except-first")
-    def step(model, opt_state, batch, key, bad_step, index):
+    def step(model, opt_state, batch, carry, key, bad_step, index):
         counter[0] += 1  # runs at trace time only: counts compilations
-        loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch, key=key)
+        if carried:
+            (loss, new_carry), grads = eqx.filter_value_and_grad(loss_fn, has_aux=True)(model, batch, carry, key=key)
+        else:
+            loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch, key=key)
+            new_carry = carry
         params = eqx.filter(model, eqx.is_inexact_array)
         updates, new_opt = optimizer.update(grads, opt_state, params)
         new_model = eqx.apply_updates(model, updates)
@@ -79,8 +88,9 @@ def make_step(loss_fn: LossFn, optimizer: optax.GradientTransformation, counter:
         old_arrays, _ = eqx.partition(model, eqx.is_array)
         model = eqx.combine(keep(model_arrays, old_arrays), static)
         opt_state = keep(new_opt, opt_state)
+        carry = keep(new_carry, carry)
         bad_step = jnp.where((bad_step < 0) & ~ok, index, bad_step)
-        return model, opt_state, jnp.where(ok, loss, 0.0), bad_step
+        return model, opt_state, jnp.where(ok, loss, 0.0), carry, bad_step
 
     return step
 
@@ -101,6 +111,7 @@ def train(
     key: jax.Array,
     optimizer: optax.GradientTransformation | None = None,
     loss: LossFn | None = None,
+    carry: Any = None,
     evaluate: Callable[[Any], Mapping[str, float]] | None = None,
     eval_every: int | None = None,
     checkpoint: str | os.PathLike | None = None,
@@ -122,6 +133,11 @@ def train(
     - `key`: training randomness; step i uses ``fold_in(key, i)``, so resuming is exact.
     - `optimizer`: an optax transformation (default Adam 1e-3).
     - `loss`: ``loss(model, batch, *, key) -> scalar`` (default: the model's `loss`).
+    - `carry`: a state threaded from step to step (truncated backpropagation
+      through time): then `loss` is ``loss(model, batch, carry, *, key) -> (scalar,
+      carry)`` (default: the model's `carried_loss`), each step starts from the
+      carry the previous one returned, and checkpoints store it. The data decides
+      when a row starts afresh (a language model's batches carry a ``reset`` flag).
     - `evaluate`, `eval_every`: ``evaluate(model) -> {metric: value}`` every so many steps and at the end.
     - `checkpoint`, `checkpoint_every`: a file for the training state, written every
       so many steps and at the end; with `resume`, training continues from it if it exists.
@@ -132,16 +148,18 @@ def train(
       parameters and optimiser state replicated (see `zoo.parallel.data_mesh`).
     """
     optimizer = optimizer if optimizer is not None else optax.adam(1e-3)
-    loss_fn = loss if loss is not None else type(model).loss
+    carried = carry is not None
+    loss_fn = loss if loss is not None else (type(model).carried_loss if carried else type(model).loss)
     opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))
     start, position = 0, None
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     if resume and checkpoint is not None and checkpoint.exists():
-        model, opt_state, start, position = load_checkpoint(checkpoint, opt_state)
+        model, opt_state, start, position, carry = load_checkpoint(checkpoint, opt_state, carry_like=carry)
     if mesh is not None:
         model, opt_state = replicate(model, mesh), replicate(opt_state, mesh)
+        carry = shard_rows(carry, mesh) if carried else None
     counter = [0]
-    step_fn = make_step(loss_fn, optimizer, counter)
+    step_fn = make_step(loss_fn, optimizer, counter, carried=carried)
     history: list[dict[str, float]] = []
     bad = jnp.int32(-1)
     loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
@@ -154,8 +172,8 @@ def train(
             units_done += _count_units(batch, units)
             if mesh is not None:
                 batch = shard_batch(batch, mesh)
-            model, opt_state, loss_value, bad = step_fn(
-                model, opt_state, batch, jax.random.fold_in(key, step), bad, jnp.int32(step)
+            model, opt_state, loss_value, carry, bad = step_fn(
+                model, opt_state, batch, carry, jax.random.fold_in(key, step), bad, jnp.int32(step)
             )
             loss_sum, loss_count, step = loss_sum + loss_value, loss_count + 1, step + 1
             bar.update(1)
@@ -163,7 +181,7 @@ def train(
             if step % log_every == 0 or at_end:
                 failure = _divergence(bad, step, checkpoint)
                 if failure is not None:
-                    failure.result = TrainResult(model, opt_state, step, position, history, counter[0])
+                    failure.result = TrainResult(model, opt_state, step, position, history, counter[0], carry)
                     raise failure
                 elapsed = max(time.perf_counter() - t0, 1e-9)
                 record = {"step": step, "loss": float(loss_sum) / loss_count, "units_per_s": units_done / elapsed}
@@ -175,15 +193,15 @@ def train(
                 history.append({"step": step, **metrics})
                 bar.write(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items()))
             if checkpoint is not None and ((checkpoint_every and step % checkpoint_every == 0) or at_end):
-                save_checkpoint(checkpoint, model, opt_state, step=step, position=position)
+                save_checkpoint(checkpoint, model, opt_state, step=step, position=position, carry=carry)
     finally:
         bar.close()
-    return TrainResult(model, opt_state, step, position, history, counter[0])
+    return TrainResult(model, opt_state, step, position, history, counter[0], carry)
 
 
 def _rate(value: float, units: Any) -> str:
     name = units if isinstance(units, str) else "units"
-    name = {"tgt_mask": "tok", "examples": "ex"}.get(name, name)
+    name = {"tgt_mask": "tok", "mask": "tok", "examples": "ex"}.get(name, name)
     return f"{value / 1000:.1f}k {name}/s" if value >= 1000 else f"{value:.0f} {name}/s"
 
 

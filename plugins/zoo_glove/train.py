@@ -1,13 +1,17 @@
 """Fitting GloVe: AdaGrad over shuffled non-zero co-occurrence entries, one compiled epoch at a time.
 
 Each step takes a batch of B entries, computes the gradient of the weighted
-least-squares loss by hand (only the touched rows), sums it per row, and
-applies AdaGrad to those rows only: ``G += g²; θ -= η g / √G``. Frequent
-words appear many times in one batch; AdaGrad's per-coordinate scaling keeps
-their summed steps bounded by η, and each entry's gradient is clipped as in
-the reference implementation. An epoch (a permutation of all entries, then
-``ceil(nnz / B)`` steps under `lax.scan`) is one jit-compiled call with
-static shapes: it compiles once per run. Deterministic for a key.
+least-squares loss by hand for the rows they touch, and takes one AdaGrad step
+per entry exactly as the reference C implementation does entry after entry
+(accumulators start at 1 and sum ``(η g)²``; see `_adagrad_entries`). Entries
+of the same row in one batch count each other in the accumulator, so a
+frequent word occurring hundreds of times in a batch stays stable. Biases ride
+along as extra columns (``[w, b, 1]·[w̃, 1, b̃] = w·w̃ + b + b̃``) and each table
+keeps its accumulators beside its parameters, so a step is one gather and one
+scatter-add per table. Each entry's gradient is clipped as in the reference
+code. An epoch (a permutation of the entries, then ``ceil(nnz / B)`` steps
+under `lax.scan`) is one jit-compiled call with static shapes: it compiles
+once per run. Deterministic for a key.
 """
 
 from __future__ import annotations
@@ -53,58 +57,68 @@ def entries_from_matrix(matrix: sp.spmatrix, *, x_max: float, alpha: float) -> E
     )
 
 
-class _Params(NamedTuple):
-    word: Array
-    context: Array
-    word_bias: Array
-    context_bias: Array
+def _adagrad_entries(table: Array, index: Array, accum: Array, grads: Array, lr: float) -> Array:
+    """The reference code's AdaGrad, one step per entry, on rows `index` ``[B]`` of
+    ``table = [θ | G]`` ``[V, 2K]``, given the rows' accumulators `accum` ``[B, K]``
+    and per-entry `grads` ``[B, K]``.
+
+    As in GloVe's C code, G starts at 1 and accumulates ``(η g)²``, and an entry
+    steps ``η g / √G`` with G from before it: plain SGD at rate η while G is
+    near 1, AdaGrad at rate 1 once ``η² Σ g² ≫ 1``. An entry of row r also
+    counts its ``n_r − 1`` batch-mates of the same row in G, standing in for
+    the updates a sequential pass would have made first, so a frequent word
+    that occurs hundreds of times in one batch moves about √n_r steps' worth,
+    not n_r. Steps and squared steps are scatter-added together.
+    """
+    scaled = lr * grads
+    mates = jnp.zeros(table.shape[0], grads.dtype).at[index].add(1.0)[index] - 1.0
+    accum = accum + mates[:, None] * scaled**2
+    return table.at[index].add(jnp.concatenate([-scaled / jnp.sqrt(accum), scaled**2], axis=1))
 
 
-def _adagrad_rows(table, accum, index, grads, lr):
-    """AdaGrad on the rows `index` of `table` with per-entry `grads` (summed per row first)."""
-    summed = jnp.zeros_like(table).at[index].add(grads)[index]
-    new_accum = accum[index] + summed**2
-    step = lr * summed / jnp.sqrt(new_accum)
-    return table.at[index].set(table[index] - step), accum.at[index].set(new_accum)
-
-
-def _step(params: _Params, accums: _Params, batch, lr: float, clip: float):
+def _step(tables: tuple[Array, Array], batch, lr: float, clip: float):
+    """One step on ``word = [w, b, 1 | G]`` and ``context = [w̃, 1, b̃ | G̃]``, whose
+    parameter parts have the row dot product ``w·w̃ + b + b̃``; constant columns get no gradient."""
     rows, cols, log_x, weight = batch
-    w, c = params.word[rows], params.context[cols]
-    diff = jnp.sum(w * c, axis=-1) + params.word_bias[rows] + params.context_bias[cols] - log_x
-    fdiff = weight * diff
-    grad_w = jnp.clip(fdiff[:, None] * c, -clip, clip)
-    grad_c = jnp.clip(fdiff[:, None] * w, -clip, clip)
-    new, acc = [], []
-    for table, accum, index, grads in (
-        (params.word, accums.word, rows, grad_w),
-        (params.context, accums.context, cols, grad_c),
-        (params.word_bias, accums.word_bias, rows, fdiff),
-        (params.context_bias, accums.context_bias, cols, fdiff),
-    ):
-        t, a = _adagrad_rows(table, accum, index, grads, lr)
-        new.append(t)
-        acc.append(a)
-    return _Params(*new), _Params(*acc), 0.5 * jnp.sum(fdiff * diff)
+    word, context = tables
+    width = word.shape[1] // 2
+    word_rows, context_rows = word[rows], context[cols]  # one gather per table: [θ | G]
+    w, c = word_rows[:, :width], context_rows[:, :width]
+    diff = jnp.sum(w * c, axis=-1) - log_x
+    fdiff = (weight * diff)[:, None]
+    word_mask = jnp.ones(width).at[width - 1].set(0.0)  # the trailing 1 of [w, b, 1]
+    context_mask = jnp.ones(width).at[width - 2].set(0.0)  # the 1 of [w̃, 1, b̃]
+    grad_w = jnp.clip(fdiff * c, -clip, clip) * word_mask
+    grad_c = jnp.clip(fdiff * w, -clip, clip) * context_mask
+    word = _adagrad_entries(word, rows, word_rows[:, width:], grad_w, lr)
+    context = _adagrad_entries(context, cols, context_rows[:, width:], grad_c, lr)
+    return (word, context), 0.5 * jnp.sum(fdiff[:, 0] * diff)
 
 
 @eqx.filter_jit(donate="all-except-first")
-def _epoch(entries: Entries, params: _Params, accums: _Params, key: PRNGKeyArray, batch_size: int, lr, clip):
+def _epoch(entries: Entries, tables, key: PRNGKeyArray, batch_size: int, lr, clip):
     nnz = entries.rows.shape[0]
     steps = -(-nnz // batch_size)
     order = jax.random.permutation(key, nnz)
     order = jnp.concatenate([order, order[: steps * batch_size - nnz]]).reshape(steps, batch_size)
     valid = (jnp.arange(steps * batch_size) < nnz).reshape(steps, batch_size)
 
-    def body(carry, xs):
-        params, accums = carry
+    def body(tables, xs):
         index, mask = xs
         batch = (entries.rows[index], entries.cols[index], entries.log_counts[index], entries.weights[index] * mask)
-        params, accums, cost = _step(params, accums, batch, lr, clip)
-        return (params, accums), cost
+        return _step(tables, batch, lr, clip)
 
-    (params, accums), costs = jax.lax.scan(body, (params, accums), (order, valid))
-    return params, accums, jnp.sum(costs) / nnz
+    tables, costs = jax.lax.scan(body, tables, (order, valid))
+    return tables, jnp.sum(costs) / nnz
+
+
+def _extended(model: GloVe) -> tuple[Array, Array]:
+    """``[w, b, 1 | G]`` and ``[w̃, 1, b̃ | G̃]`` with AdaGrad accumulators G = 1."""
+    ones = jnp.ones((model.num_embeddings, 1), model.word.dtype)
+    start = jnp.ones((model.num_embeddings, model.embedding_size + 2), model.word.dtype)
+    word = jnp.concatenate([model.word, model.word_bias[:, None], ones, start], axis=1)
+    context = jnp.concatenate([model.context, ones, model.context_bias[:, None], start], axis=1)
+    return word, context
 
 
 def fit_glove(
@@ -129,16 +143,12 @@ def fit_glove(
 
     Raises `TrainingDiverged` if the cost becomes NaN or infinite.
     """
-    params = _Params(model.word, model.context, model.word_bias, model.context_bias)
-    params = _Params(*(jnp.array(p) for p in params))  # own buffers: the epoch donates them
-    accums = _Params(*(jnp.full_like(p, 1e-8) for p in params))
+    tables = _extended(model)  # fresh buffers: each epoch donates them
     batch_size = min(batch_size, int(entries.rows.shape[0]))
     history = []
     for epoch in range(epochs):
         start = time.perf_counter()
-        params, accums, cost = _epoch(
-            entries, params, accums, jax.random.fold_in(key, epoch), batch_size, learning_rate, clip
-        )
+        tables, cost = _epoch(entries, tables, jax.random.fold_in(key, epoch), batch_size, learning_rate, clip)
         cost = float(cost)
         rate = entries.rows.shape[0] / max(time.perf_counter() - start, 1e-9)
         if not np.isfinite(cost):
@@ -148,5 +158,8 @@ def fit_glove(
         history.append({"epoch": epoch + 1, "cost": cost, "entries_per_s": rate})
         if callback is not None:
             callback(epoch + 1, cost, rate)
-    trained = eqx.tree_at(lambda m: (m.word, m.context, m.word_bias, m.context_bias), model, tuple(params))
+    word, context = tables
+    dim = model.embedding_size
+    fitted = (word[:, :dim], context[:, :dim], word[:, dim], context[:, dim + 1])
+    trained = eqx.tree_at(lambda m: (m.word, m.context, m.word_bias, m.context_bias), model, fitted)
     return trained, history

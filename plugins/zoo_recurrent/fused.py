@@ -123,12 +123,9 @@ def _per_example(forget_bias: float, reverse: bool):
     @backward.def_vmap
     def _(axis_size, in_batched, weight_h, mask, saved, d_hs, d_h, d_c):
         if in_batched[0]:
-            axes = (
-                [0 if b else None for b in in_batched[:2]]
-                + [in_batched[2]]
-                + [0 if b else None for b in in_batched[3:]]
-            )
-            axes[2] = jax.tree.map(lambda b: 0 if b else None, in_batched[2])
+            axis = lambda b: 0 if b else None
+            axes = [axis(in_batched[0]), axis(in_batched[1]), jax.tree.map(axis, in_batched[2])]
+            axes += [axis(b) for b in in_batched[3:]]
             out = jax.vmap(backward_one, in_axes=axes)(weight_h, mask, saved, d_hs, d_h, d_c)
             return out, (True, True, True, True)
         mask, d_hs, d_h, d_c = _broadcast([mask, d_hs, d_h, d_c], [in_batched[1], *in_batched[3:]], axis_size)

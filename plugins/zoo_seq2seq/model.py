@@ -185,8 +185,8 @@ class Seq2Seq(Model):
     ) -> str | list[str] | list[list[tuple[str, float]]]:
         """Translate text with the model's vocabularies.
 
-        Text is tokenised with `zoo.data.text.tokenize` (lowercase, punctuation
-        split) and outputs are detokenised; `decode_params` go to `decode`
+        Text is split by the model's ``tokenizer`` (by default ``punct``:
+        lowercase, punctuation split) and outputs are detokenised; `decode_params` go to `decode`
         (``strategy="beam", beam_size=5, n_best=3``). Returns the best output of
         each input (a string for a string), or with `with_scores` every input's
         n-best list of ``(text, score)``, best first.

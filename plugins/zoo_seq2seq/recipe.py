@@ -12,6 +12,7 @@ import optax
 
 from zoo.builder import build
 from zoo.data.tasks import TASKS, get_task
+from zoo.data.tokenize import get_tokenizer
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 from zoo.recipes import add_common_arguments
@@ -39,6 +40,7 @@ class Seq2SeqRecipe:
         data.add_argument("--task", choices=sorted(TASKS), help="a generated task")
         parser.add_argument("--task-size", type=int, default=20000, help="pairs generated for --task")
         parser.add_argument("--swap", action="store_true", help="read the second column as the source")
+        parser.add_argument("--tokenizer", default=None, help="tokeniser name for --pairs (default: punct)")
         parser.add_argument("--max-length", type=int, default=50, help="drop pairs with a longer side (tokens)")
         parser.add_argument("--joint-vocab", action="store_true", help="one vocabulary for source and target")
         parser.add_argument("--min-count", type=int, default=1, help="rarer tokens become <unk>")
@@ -54,7 +56,8 @@ class Seq2SeqRecipe:
                 vocab = task.fixed_vocab()
                 return vocab, vocab, src, tgt
         else:
-            src, tgt = read_pairs(options.pairs, swap=options.swap, max_length=options.max_length)
+            tokenizer = get_tokenizer(options.tokenizer or "punct")
+            src, tgt = read_pairs(options.pairs, swap=options.swap, max_length=options.max_length, tokenizer=tokenizer)
         src_vocab, tgt_vocab = build_vocabs(
             src, tgt, joint=options.joint_vocab, min_count=options.min_count, max_size=options.max_vocab
         )
@@ -78,6 +81,8 @@ class Seq2SeqRecipe:
         overrides.setdefault("strategy.max_length", max(len(t) for t in tgt) + 1)
         if options.reverse_source:
             overrides["reverse_source"] = True
+        if options.tokenizer is not None:
+            overrides["tokenizer"] = options.tokenizer
         model = build(name, key=jax.random.key(options.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides)
         ids, mask = encode_sources(src_vocab, [src[i] for i in valid])
         wanted = [tgt[i] for i in valid]

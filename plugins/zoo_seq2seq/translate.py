@@ -8,9 +8,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zoo.data.batching import pad_sequences
-from zoo.data.text import detokenize, tokenize
+from zoo.data.text import detokenize
+from zoo.data.tokenize import get_tokenizer
 
-__all__ = ["Translation", "translate_texts"]
+__all__ = ["Translation", "replace_unknowns", "translate_texts"]
 
 
 class Translation(NamedTuple):
@@ -19,6 +20,20 @@ class Translation(NamedTuple):
     text: str
     tokens: list[str]
     score: float
+
+
+def replace_unknowns(words: Sequence[str], attention: np.ndarray, source: Sequence[str], unknown: str) -> list[str]:
+    """Replace each `unknown` output word by the source word it attended to most
+    (Luong et al. 2015): names and numbers outside the vocabulary are copied.
+
+    **Arguments:** `words` (decoded, eos excluded); `attention` ``[>= len(words), >= len(source)]``,
+    row t over source positions; `source`: the source tokens.
+    """
+    out = list(words)
+    for t, word in enumerate(words):
+        if word == unknown and len(source):
+            out[t] = source[int(np.argmax(attention[t, : len(source)]))]
+    return out
 
 
 def _round_up(n: int, multiple: int) -> int:
@@ -30,19 +45,25 @@ def translate_texts(
     texts: Sequence[str],
     *,
     chunk_size: int = 64,
-    tokenizer: Callable[[str], list[str]] = tokenize,
+    tokenizer: str | Callable[[str], list[str]] | None = None,
     detokenizer: Callable[[Sequence[str]], str] = detokenize,
+    replace_unk: bool = False,
     **decode_params: Any,
 ) -> list[list[Translation]]:
     """Translate `texts` with `model.decode`; for each text, its n-best list, best first.
 
-    Sources are sorted by length and decoded `chunk_size` at a time, padded to
+    Text is split by `tokenizer` (default: the one the model was trained with,
+    its ``tokenizer`` hyperparameter). Sources are sorted by length and decoded `chunk_size` at a time, padded to
     a multiple of 8 tokens and to a full chunk, so a long file compiles the
     search only a few times. `decode_params` go to `model.decode`
-    (``strategy="beam", beam_size=5, alpha=0.6, n_best=3, key=...``).
+    (``strategy="beam", beam_size=5, alpha=0.6, n_best=3, key=...``). With
+    `replace_unk`, ``<unk>`` in an output becomes the source word it attended to most.
     """
     src_vocab, tgt_vocab = model.vocabs["src"], model.vocabs["tgt"]
-    encoded = [src_vocab.encode(tokenizer(t)) for t in texts]
+    tokenizer = get_tokenizer(tokenizer if tokenizer is not None else model.spec.params.get("tokenizer", "punct"))
+    sources = [tokenizer(t) for t in texts]
+    encoded = [src_vocab.encode(s) for s in sources]
+    unknown = tgt_vocab.specials.get("unk")
     order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
     results: list[list[Translation]] = [[] for _ in texts]
     for start in range(0, len(order), chunk_size):
@@ -52,9 +73,22 @@ def translate_texts(
         ids, mask = pad_sequences(batch, pad_id=src_vocab.pad_id, length=width)
         hyps = model.decode(ids, mask, **decode_params)
         tokens, scores = np.asarray(hyps.tokens), np.asarray(hyps.scores)
+        attention = _attention(model, ids, tokens) if replace_unk and unknown is not None else None
         for slot, i in enumerate(rows):
-            for row, score in zip(tokens[slot], scores[slot], strict=True):
+            for rank, (row, score) in enumerate(zip(tokens[slot], scores[slot], strict=True)):
                 if np.isfinite(score):
                     words = tgt_vocab.decode(row)
+                    if attention is not None:
+                        words = replace_unknowns(words, attention[rank][slot], sources[i], unknown)
                     results[i].append(Translation(detokenizer(words), words, float(score)))
     return results
+
+
+def _attention(model: Any, ids: np.ndarray, tokens: np.ndarray) -> np.ndarray | None:
+    """Attention ``[n_best, batch, tgt, src]`` of every hypothesis, or None without attention."""
+    import jax
+    import jax.numpy as jnp
+
+    ids = jnp.asarray(ids)
+    weights = [jax.vmap(model.attention_weights)(ids, jnp.asarray(tokens[:, r])) for r in range(tokens.shape[1])]
+    return None if weights[0] is None else np.stack([np.asarray(w) for w in weights])

@@ -22,9 +22,12 @@ COMMANDS = [
     "zoo.cli.listing",
     "zoo.cli.train_cmd",
     "zoo.cli.demo_cmd",
+    "zoo.cli.eval_cmd",
+    "zoo.cli.generate_cmd",
     "zoo.cli.check_cmd",
     "zoo.cli.plot_cmd",
     "zoo.cli.translate_cmd",
+    "zoo.cli.vectors_cmd",
     "zoo.cli.tag_cmd",
     "zoo.cli.classify_cmd",
 ]

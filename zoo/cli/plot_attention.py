@@ -24,7 +24,7 @@ def register(kinds: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from zoo.data.text import tokenize
+    from zoo.data.tokenize import get_tokenizer
     from zoo.viz.attention import attention_heatmap
     from zoo.weights import load
 
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     if not callable(getattr(model, "attention_weights", None)) or "src" not in model.vocabs:
         raise ZooError(f"{model.spec.name!r} has no attention to plot (it needs source and target vocabularies)")
     src_vocab, tgt_vocab = model.vocabs["src"], model.vocabs["tgt"]
-    source = tokenize(args.text)
+    source = get_tokenizer(model.spec.params.get("tokenizer", "punct"))(args.text)
     ids = np.asarray(src_vocab.encode(source))[None]
     decode = {"strategy": "beam", "beam_size": args.beam} if args.beam else {"strategy": "greedy"}
     hyps = model.decode(ids, **decode)

@@ -18,6 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("text", nargs="*", help="sentences to translate (default: --file or standard input)")
     p.add_argument("--file", type=Path, help="one sentence a line; '-' for standard input")
     p.add_argument("--output", type=Path, help="write translations here instead of standard output")
+    p.add_argument("--replace-unk", action="store_true", help="copy the most attended source word for <unk>")
     add_decode_arguments(p)
     p.set_defaults(run=run)
 
@@ -87,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.model)
     if not callable(getattr(model, "translate", None)):
         raise ZooError(f"{model.spec.name!r} does not translate text; it is not a sequence-to-sequence model")
+    if args.replace_unk:
+        options["replace_unk"] = True
     results = model.translate(texts, with_scores=True, **options)
     lines = []
     for outputs in results:

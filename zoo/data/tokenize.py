@@ -12,6 +12,8 @@ A tokeniser is any callable ``str -> list[str]``. zoo ships these, by name:
   used to count the shared English corpora (non-ASCII letters split words).
 - ``whitespace``: ``str.split()``, case kept (pre-tokenised corpora).
 - ``whitespace-lower``: lowercase, then ``str.split()``.
+- ``punct``: lowercase, words, numbers and each punctuation mark as a token
+  (`zoo.data.text.tokenize`; translation data: ``"¿Qué?"`` -> ``["¿", "qué", "?"]``).
 
 Plugins add tokenisers through the ``zoo_register_tokenizers`` hook (see
 `zoo.hookspecs`); `get_tokenizer` finds them by name.
@@ -23,6 +25,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from zoo.data.text import tokenize as punct
 from zoo.errors import PluginConflictError, UnknownNameError, close_matches
 
 if TYPE_CHECKING:
@@ -35,6 +38,7 @@ __all__ = [
     "ascii_words",
     "get_tokenizer",
     "plugin_tokenizers",
+    "punct",
     "tokenizer_names",
     "whitespace",
     "whitespace_lower",
@@ -74,6 +78,7 @@ BUILTIN_TOKENIZERS: Mapping[str, Tokenizer] = {
     "ascii-words": ascii_words,
     "whitespace": whitespace,
     "whitespace-lower": whitespace_lower,
+    "punct": punct,
 }
 
 

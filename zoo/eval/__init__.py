@@ -1,4 +1,5 @@
-"""Evaluation: word analogies, word-pair similarity, the PMI view of embeddings, BLEU.
+"""Evaluation: word analogies, word-pair similarity, the PMI view of embeddings, BLEU;
+language-model perplexity in `zoo.eval.perplexity`.
 
 The shipped evaluation sets are reachable by name (`datasets.dataset_path`):
 ``google`` (analogies), ``wordsim353`` and ``simlex999`` (word pairs).

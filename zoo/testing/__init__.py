@@ -14,6 +14,8 @@ ran and how many were skipped. Classes:
   (``beam_size``/``n_best``/``alpha``; ``temperature``/``top_k``/``top_p``).
 - `ModelTests`: every architecture, and every architecture with each selected component
   in the slot it fits (so a new attention is tested as ``seq2seq+<name>``).
+- `CausalModelTests`: the same models, where they are causal (`zoo.LanguageModel`):
+  later tokens never change earlier outputs; carried state equals one long pass.
 
 Importing this package is light; the classes load JAX when first used.
 """
@@ -35,6 +37,7 @@ _LAZY = {
     "WidthSearchTests": "zoo.testing.search",
     "SamplerTests": "zoo.testing.search",
     "ModelTests": "zoo.testing.models",
+    "CausalModelTests": "zoo.testing.causal",
 }
 
 __all__ = list(_LAZY)

@@ -2,6 +2,7 @@
 
 from zoo.testing.attention import AttentionTests
 from zoo.testing.base import ComponentChecks
+from zoo.testing.causal import CausalModelTests
 from zoo.testing.components import CellTests, EmbedderTests, EncoderTests
 from zoo.testing.models import ModelTests
 from zoo.testing.search import SamplerTests, WidthSearchTests
@@ -41,4 +42,8 @@ class TestSamplers(SamplerTests):
 
 
 class TestModels(ModelTests):
+    pass
+
+
+class TestCausalModels(CausalModelTests):
     pass

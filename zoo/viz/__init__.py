@@ -1,1 +1,1 @@
-"""Figures (optional ``plot`` extra: matplotlib): attention heatmaps."""
+"""Figures (optional ``plot`` extra: matplotlib): attention heatmaps, word-vector maps."""

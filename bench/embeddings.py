@@ -1,0 +1,273 @@
+"""Word embeddings: zoo against gensim and the fastText package, same corpus, same settings.
+
+    pip install -e '.[bench,fast]'
+    python bench/embeddings.py                       # skip-gram, CBOW, fastText, GloVe, PPMI-SVD
+    python bench/embeddings.py --models skipgram --repeat 4   # memory: the corpus read 4 times
+
+The corpus is tokenised once with zoo's default tokeniser into a temporary file
+of space-separated words, which every side then reads (zoo with the
+``whitespace`` tokeniser), so all see the same words. Each side trains in its
+own process, one after the other; the driver measures the child's peak memory
+(``ru_maxrss`` from ``wait4``) and evaluates every side's vectors with the same
+code (`zoo.vectors.KeyedVectors`): Google analogies (restrict_vocab 30000),
+WordSim-353 and SimLex-999 Spearman.
+
+Speed: ``train w/s`` is corpus words × epochs / training seconds (the phase
+gensim reports; vocabulary and, for zoo, tokenising the corpus into ids are
+left out: ``total s`` has them). The fastText package times its whole run
+only, so its ``train w/s`` is over its total time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MODELS = ("skipgram", "cbow", "fasttext", "glove", "ppmi-svd")
+ZOO_NAMES = {"skipgram": "word2vec-skipgram", "cbow": "word2vec-cbow", "fasttext": "fasttext"}
+PEERS = {"skipgram": "gensim", "cbow": "gensim", "fasttext": "fasttext"}
+
+
+def _default_data() -> Path | None:
+    from zoo.data.paths import shared_data
+
+    return shared_data()
+
+
+def tokenise(corpus: Path, out: Path) -> int:
+    """Write `corpus` tokenised by zoo's default tokeniser, one sentence a line; return the word count."""
+    from zoo.data.corpus import iter_sentences
+
+    words = 0
+    with open(out, "w", encoding="utf-8") as handle:
+        for sentence in iter_sentences(corpus):
+            handle.write(" ".join(sentence) + "\n")
+            words += len(sentence)
+    return words
+
+
+# -- workers: each runs in its own process and prints one JSON line ---------------------
+
+
+def work_zoo(args: argparse.Namespace) -> dict:
+    import jax
+
+    import zoo
+    from zoo.vectors import KeyedVectors
+    from zoo_word2vec.fit import build_vocab, fit
+
+    corpus = [str(args.text)] * args.repeat
+    start = time.perf_counter()
+    vocab = build_vocab(corpus, min_count=args.min_count, tokenizer="whitespace")
+    params = dict(
+        embedding_size=args.dim, window=args.window, negative=args.negative, sample=args.sample, epochs=args.epochs
+    )
+    model = zoo.build(ZOO_NAMES[args.model], vocab=vocab, key=jax.random.key(args.seed), **params)
+    model, stats = fit(
+        model,
+        corpus,
+        threads=args.threads,
+        tokenizer="whitespace",
+        seed=args.seed,
+        progress=False,
+        backend=args.backend,
+    )
+    total = time.perf_counter() - start
+    KeyedVectors.from_model(model).save_word2vec_format(args.vectors, binary=True)
+    return {"train_s": stats.seconds, "total_s": total, "vocab": len(vocab), "loss": stats.history[-1]["loss"]}
+
+
+def work_gensim(args: argparse.Namespace) -> dict:
+    from gensim.models import Word2Vec
+    from gensim.models.word2vec import LineSentence
+
+    model = Word2Vec(
+        vector_size=args.dim, window=args.window, negative=args.negative, min_count=args.min_count,
+        sample=args.sample, sg=int(args.model == "skipgram"), workers=args.threads, seed=args.seed, epochs=args.epochs,
+    )  # fmt: skip
+    start = time.perf_counter()
+    if args.gensim_input == "corpus_file":
+        model.build_vocab(corpus_file=str(args.text))
+        begin = time.perf_counter()
+        model.train(
+            corpus_file=str(args.text), total_words=model.corpus_total_words, total_examples=model.corpus_count,
+            epochs=args.epochs,
+        )  # fmt: skip
+    else:
+        sentences = LineSentence(str(args.text))
+        model.build_vocab(sentences)
+        begin = time.perf_counter()
+        model.train(sentences, total_examples=model.corpus_count, epochs=args.epochs)
+    end = time.perf_counter()
+    model.wv.save_word2vec_format(str(args.vectors), binary=True)
+    return {"train_s": end - begin, "total_s": end - start, "vocab": len(model.wv)}
+
+
+def work_fasttext(args: argparse.Namespace) -> dict:
+    import fasttext
+    import numpy as np
+
+    from zoo.vectors import KeyedVectors
+
+    start = time.perf_counter()
+    model = fasttext.train_unsupervised(
+        str(args.text), model="skipgram", dim=args.dim, ws=args.window, neg=args.negative, minCount=args.min_count,
+        t=args.sample, epoch=args.epochs, thread=args.threads, minn=3, maxn=6, bucket=2_000_000, lr=0.05, verbose=0,
+    )  # fmt: skip
+    total = time.perf_counter() - start
+    words = [w for w in model.words if w != "</s>"]
+    vectors = np.stack([model.get_word_vector(w) for w in words])
+    KeyedVectors(words, vectors).save_word2vec_format(args.vectors, binary=True)
+    return {"train_s": total, "total_s": total, "vocab": len(words)}
+
+
+def work_cli(args: argparse.Namespace) -> dict:
+    """GloVe and PPMI-SVD through their recipes (``zoo train NAME``)."""
+    from zoo.vectors import KeyedVectors
+
+    model_file = args.vectors.with_suffix(".safetensors")
+    command = [sys.executable, "-m", "zoo.cli.main", "train", args.model, "--corpus", *[str(args.text)] * args.repeat]
+    command += ["--dim", str(args.dim), "--min-count", str(args.min_count), "--tokenizer", "whitespace"]
+    command += ["--window", str(args.window), "--out", str(model_file), "--quiet"]
+    start = time.perf_counter()
+    subprocess.run(command, check=True)
+    total = time.perf_counter() - start
+    keyed = KeyedVectors.load(model_file)
+    keyed.save_word2vec_format(args.vectors, binary=True)
+    return {"train_s": total, "total_s": total, "vocab": len(keyed)}
+
+
+WORKERS = {"zoo": work_zoo, "gensim": work_gensim, "fasttext": work_fasttext, "cli": work_cli}
+
+
+# -- driver -----------------------------------------------------------------------------
+
+
+def run_side(side: str, args: argparse.Namespace, text: Path, vectors: Path) -> dict:
+    """Run one side in a child process; add its peak memory (MB) from the kernel's accounting."""
+    command = [sys.executable, __file__, "--worker", side, "--text", str(text), "--vectors", str(vectors)]
+    for name in ("model", "dim", "window", "negative", "min_count", "sample", "epochs", "threads", "seed", "repeat"):
+        command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+    command += ["--backend", args.backend, "--gensim-input", args.gensim_input]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    if status != 0:
+        raise RuntimeError(f"{side} {args.model} failed (status {status})")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak_mb"] = usage.ru_maxrss / 1024
+    return result
+
+
+def evaluate(vectors: Path, data: Path) -> dict:
+    from zoo.vectors import KeyedVectors
+
+    keyed = KeyedVectors.load_word2vec_format(vectors, binary=True)
+    emb = data / "embeddings"
+    analogy = keyed.evaluate_word_analogies(emb / "questions-words.txt", restrict_vocab=30000)
+    return {
+        "analogy": 100 * analogy.score,
+        "covered": analogy.covered,
+        "ws353": keyed.evaluate_word_pairs(emb / "wordsim353.tsv").spearman,
+        "simlex": keyed.evaluate_word_pairs(emb / "simlex999.txt").spearman,
+    }
+
+
+def print_table(rows: list[dict]) -> None:
+    head = f"{'model':<10}{'side':<9}{'train w/s':>11}{'total s':>9}{'peak MB':>9}{'vocab':>8}"
+    head += f"{'analogy %':>11}{'covered':>9}{'WS353':>8}{'SimLex':>8}"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        line = f"{r['model']:<10}{r['side']:<9}{r['words_per_s'] / 1000:>10.0f}k{r['total_s']:>9.1f}"
+        line += f"{r['peak_mb']:>9.0f}{r['vocab']:>8}{r['analogy']:>11.2f}{r['covered']:>9}"
+        print(line + f"{r['ws353']:>8.3f}{r['simlex']:>8.3f}")
+    print()
+    by = {(r["model"], r["side"]): r for r in rows}
+    for model, peer in PEERS.items():
+        ours, theirs = by.get((model, "zoo")), by.get((model, peer))
+        if ours and theirs:
+            print(
+                f"{model}: zoo/{peer} train speed {ours['words_per_s'] / theirs['words_per_s']:.2f}x, "
+                f"total time {theirs['total_s'] / ours['total_s']:.2f}x faster, "
+                f"analogy {ours['analogy'] - theirs['analogy']:+.2f} pts, "
+                f"WS353 {ours['ws353'] - theirs['ws353']:+.3f}, "
+                f"SimLex {ours['simlex'] - theirs['simlex']:+.3f}, memory {ours['peak_mb'] / theirs['peak_mb']:.2f}x"
+            )
+
+
+def available_cli_models() -> set[str]:
+    import zoo
+
+    return {m for m in ("glove", "ppmi-svd") if m in zoo.list_models()}
+
+
+def drive(args: argparse.Namespace) -> None:
+    data = args.data_dir or _default_data()
+    if data is None:
+        sys.exit("shared data not found: pass --data-dir (the folder with corpus/ and embeddings/)")
+    corpus = data / args.corpus
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="zoo-bench-") as tmp:
+        text = Path(tmp) / "corpus.txt"
+        words = tokenise(corpus, text)
+        settings = f"{args.epochs} epochs, {args.threads} threads"
+        print(f"{corpus.name}: {words:,} words (x{args.repeat}), {settings}", flush=True)
+        for model in args.models:
+            if model in ("glove", "ppmi-svd"):
+                if model not in available_cli_models():
+                    print(f"{model}: not installed, skipped", flush=True)
+                    continue
+                sides = ["cli"]
+            else:
+                sides = ["zoo"] if args.zoo_only else [PEERS[model], "zoo"]
+            for side in sides:
+                args.model = model
+                vectors = Path(tmp) / f"{model}-{side}.bin"
+                result = run_side(side, args, text, vectors)
+                result.update(evaluate(vectors, data), model=model, side="zoo" if side == "cli" else side)
+                result["words_per_s"] = words * args.repeat * args.epochs / result["train_s"]
+                rows.append(result)
+                print(json.dumps(result), flush=True)
+    print()
+    print_table(rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", type=Path, default=None, help="shared data folder (default: zoo's locator)")
+    parser.add_argument("--corpus", default="corpus/en-mix.txt.gz", help="corpus path inside the data folder")
+    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    parser.add_argument("--repeat", type=int, default=1, help="read the corpus this many times per epoch")
+    parser.add_argument("--zoo-only", action="store_true", help="skip the peers")
+    parser.add_argument("--dim", type=int, default=100)
+    parser.add_argument("--window", type=int, default=5)
+    parser.add_argument("--negative", type=int, default=5)
+    parser.add_argument("--min-count", type=int, default=5)
+    parser.add_argument("--sample", type=float, default=1e-3)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--backend", choices=("auto", "numba", "jax"), default="auto", help="zoo's backend")
+    parser.add_argument("--gensim-input", choices=("iterable", "corpus_file"), default="iterable")
+    parser.add_argument("--worker", choices=tuple(WORKERS), help=argparse.SUPPRESS)
+    parser.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
+    parser.add_argument("--text", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--vectors", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.repeat > 1:
+        args.zoo_only = True  # the repeated corpus is zoo's memory check
+    if args.worker:
+        print(json.dumps(WORKERS[args.worker](args)), flush=True)
+    else:
+        drive(args)
+
+
+if __name__ == "__main__":
+    main()

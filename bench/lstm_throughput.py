@@ -1,0 +1,164 @@
+"""Training throughput of lstm-lm (2 x 200, batch 20, unroll 35) in zoo vs PyTorch.
+
+Both sides train the same model on the same Penn Treebank stream with the
+same recipe (SGD, loss summed over the unroll, gradient norm clipped to 5,
+hidden state carried across batches) and report target tokens per second
+after a warm-up (compilation excluded). Each side runs in its own process,
+back to back, so their thread pools do not compete.
+
+    python bench/lstm_throughput.py                 # both sides, one table
+    python bench/lstm_throughput.py --side zoo      # one side, JSON on stdout
+
+PyTorch is the optional ``bench`` extra: ``pip install torch==2.13.0``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("ZOO_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def load_stream(data_dir: Path, vocab_size: int) -> tuple[np.ndarray, int]:
+    """PTB training ids (words + end-of-sentence), or a random stream if PTB is absent."""
+    path = data_dir / "lm" / "ptb.train.txt"
+    if not path.exists():
+        print(f"{path} not found: timing on random ids", file=sys.stderr)
+        return np.random.default_rng(0).integers(0, vocab_size, 300_000).astype(np.int32), vocab_size
+    from zoo.data.stream import read_tokens
+    from zoo.language import build_vocab
+
+    tokens = read_tokens(path, "word")
+    vocab = build_vocab(tokens, "word")
+    return vocab.encode(tokens), len(vocab)
+
+
+def run_zoo(args: argparse.Namespace) -> dict:
+    import jax
+
+    import zoo
+    from zoo.data.stream import StreamBatches
+    from zoo.language import zaremba_sgd
+    from zoo.trainer import train
+
+    ids, vocab_size = load_stream(args.data_dir, 10000)
+    size = {"hidden_size": args.hidden, "embedding_size": args.hidden}
+    model = zoo.build("lstm-lm-small", key=jax.random.key(0), vocab_size=vocab_size, **size)
+    data = StreamBatches(ids, batch_size=args.batch_size, unroll=args.unroll)
+    result = train(
+        model,
+        data,
+        steps=args.warmup + args.steps,
+        key=jax.random.key(1),
+        optimizer=zaremba_sgd(1.0, steps_per_epoch=data.batches_per_epoch(), unroll=args.unroll),
+        carry=model.initial_carry(args.batch_size),
+        units="mask",
+        log_every=args.warmup,
+        progress=False,
+    )
+    timed = [r for r in result.history if "units_per_s" in r][1:]
+    rate = float(np.mean([r["units_per_s"] for r in timed]))
+    loss = result.history[-1]["loss"]
+    return {"side": "zoo", "tokens_per_s": rate, "loss": loss, "compilations": result.compilations}
+
+
+def run_torch(args: argparse.Namespace) -> dict:
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    ids, vocab_size = load_stream(args.data_dir, 10000)
+    hidden, batch, unroll = args.hidden, args.batch_size, args.unroll
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embedding = nn.Embedding(vocab_size, hidden)
+            self.lstm = nn.LSTM(hidden, hidden, num_layers=2)
+            self.output = nn.Linear(hidden, vocab_size)
+            for p in self.parameters():
+                nn.init.uniform_(p, -0.1, 0.1)
+
+        def forward(self, x, state):
+            out, state = self.lstm(self.embedding(x), state)
+            return self.output(out), state
+
+    model = Model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    columns = len(ids) // batch
+    rows = torch.from_numpy(ids[: batch * columns].reshape(batch, columns).T.copy()).long()  # [time, batch]
+    state = (torch.zeros(2, batch, hidden), torch.zeros(2, batch, hidden))
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step(i: int, state):
+        start = (i * unroll) % (columns - unroll - 1)
+        x, y = rows[start : start + unroll], rows[start + 1 : start + 1 + unroll]
+        state = tuple(s.detach() for s in state)
+        logits, state = model(x, state)
+        loss = loss_fn(logits.reshape(-1, vocab_size), y.reshape(-1)) * unroll  # summed over time
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        optimizer.step()
+        return state, loss
+
+    for i in range(args.warmup):
+        state, loss = step(i, state)
+    started = time.perf_counter()
+    for i in range(args.warmup, args.warmup + args.steps):
+        state, loss = step(i, state)
+    elapsed = time.perf_counter() - started
+    return {
+        "side": "torch",
+        "tokens_per_s": args.steps * batch * unroll / elapsed,
+        "loss": float(loss) / unroll,
+        "threads": torch.get_num_threads(),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--side", choices=["zoo", "torch", "both"], default="both")
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir())
+    parser.add_argument("--steps", type=int, default=200, help="timed steps")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed steps (compilation)")
+    parser.add_argument("--batch-size", type=int, default=20)
+    parser.add_argument("--unroll", type=int, default=35)
+    parser.add_argument("--hidden", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=1, help="alternate the sides this many times")
+    args = parser.parse_args()
+    if args.side == "zoo":
+        print(json.dumps(run_zoo(args)))
+        return 0
+    if args.side == "torch":
+        print(json.dumps(run_torch(args)))
+        return 0
+    rates: dict[str, list[float]] = {"zoo": [], "torch": []}
+    passthrough = [a for a in sys.argv[1:] if not a.startswith("--side") and a not in ("zoo", "torch", "both")]
+    for _ in range(args.repeats):
+        for side in ("zoo", "torch"):
+            out = subprocess.run(
+                [sys.executable, __file__, "--side", side, *passthrough], capture_output=True, text=True, check=True
+            )
+            rates[side].append(json.loads(out.stdout.strip().splitlines()[-1])["tokens_per_s"])
+    zoo_rate, torch_rate = max(rates["zoo"]), max(rates["torch"])
+    print(f"lstm-lm 2 x {args.hidden}, batch {args.batch_size}, unroll {args.unroll}, {args.steps} timed steps")
+    print(f"{'side':8s} {'tokens/s':>10s}")
+    print(f"{'zoo':8s} {zoo_rate:10.0f}")
+    print(f"{'torch':8s} {torch_rate:10.0f}")
+    print(f"ratio zoo / torch: {zoo_rate / torch_rate:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""FastText plugin: skip-gram over words as sums of character n-grams."""

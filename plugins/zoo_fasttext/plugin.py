@@ -1,0 +1,5 @@
+"""Entry point of the fasttext plugin (tables in zoo's registry.toml)."""
+
+from zoo.catalogue import CataloguePlugin
+
+fasttext = CataloguePlugin("fasttext")

@@ -1,0 +1,1 @@
+"""Recurrent language models (RNN, LSTM, GRU), word or character level."""

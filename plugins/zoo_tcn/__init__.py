@@ -1,0 +1,1 @@
+"""Dilated causal convolutional language model (temporal convolutional network)."""

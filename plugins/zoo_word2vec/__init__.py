@@ -1,0 +1,1 @@
+"""Word2vec plugins: skip-gram and CBOW with negative sampling."""

@@ -1,0 +1,147 @@
+"""Runners: what trains a word2vec model on one job (see `zoo_word2vec.training`).
+
+- `NumbaRunner`: the compiled CPU kernels (`zoo_word2vec.kernels`), updating
+  NumPy copies of the matrices in place from several threads (needs numba, the
+  ``fast`` extra).
+- `JaxRunner`: one jit-compiled step per job (`zoo_word2vec.jax_step`), for
+  accelerators and as the CPU fallback.
+
+`choose_backend("auto")` takes numba when it is installed and JAX computes on
+the CPU, and JAX otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from zoo.errors import DataError
+from zoo_word2vec.sampling import alias_table, keep_thresholds, noise_distribution
+
+__all__ = ["BACKENDS", "JaxRunner", "NumbaRunner", "SamplingTables", "choose_backend", "numba_available"]
+
+BACKENDS = ("auto", "numba", "jax")
+
+
+def numba_available() -> bool:
+    """True when numba is installed (the ``fast`` extra)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def choose_backend(backend: str) -> str:
+    """Resolve ``"auto"`` to ``"numba"`` or ``"jax"``; check an explicit choice."""
+    if backend not in BACKENDS:
+        raise DataError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "numba" and not numba_available():
+        raise DataError("backend='numba' needs numba: pip install 'zoo[fast]' (or use backend='jax')")
+    if backend == "auto":
+        on_cpu = jax.default_backend() == "cpu"
+        return "numba" if on_cpu and numba_available() else "jax"
+    return backend
+
+
+class SamplingTables:
+    """Subsampling thresholds and the noise alias table of a vocabulary.
+
+    **Arguments:**
+
+    - `counts`: ``[V]`` corpus counts (the vocabulary's).
+    - `sample`: subsampling threshold (0: keep every word).
+    - `ns_exponent`: noise ∝ count ** ns_exponent.
+    """
+
+    def __init__(self, counts: np.ndarray, sample: float, ns_exponent: float) -> None:
+        counts = np.asarray(counts)
+        self.keep = keep_thresholds(counts, sample)
+        table = alias_table(noise_distribution(counts, ns_exponent))
+        self.alias_threshold, self.alias_index = table.threshold, table.alias
+
+
+class NumbaRunner:
+    """Trains a model with a compiled job kernel, Hogwild across threads.
+
+    The kernel is called as ``kernel(W, W', *extra, job, keep, alias_threshold,
+    alias_index, window, negative, alpha_start, alpha_end, seed)`` and updates the
+    NumPy copies of the model's ``input`` and ``output`` matrices in place.
+    """
+
+    parallel = True
+
+    def __init__(self, model: Any, tables: SamplingTables, kernel: Any, extra: tuple = ()) -> None:
+        self._model, self._kernel, self._extra, self._tables = model, kernel, extra, tables
+        self.syn0 = np.array(model.input, dtype=np.float32)
+        self.syn1 = np.array(model.output, dtype=np.float32)
+        self._window, self._negative = int(model.spec["window"]), int(model.spec["negative"])
+        self.run(np.full(1, -1, dtype=np.int32), 0.0, 0.0, 0)  # compile (or load from cache) before timing starts
+
+    def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[float, int, int]:
+        t = self._tables
+        return self._kernel(
+            self.syn0,
+            self.syn1,
+            *self._extra,
+            job,
+            t.keep,
+            t.alias_threshold,
+            t.alias_index,
+            self._window,
+            self._negative,
+            alpha_start,
+            alpha_end,
+            np.uint64(seed),
+        )
+
+    def finish(self) -> Any:
+        return eqx.tree_at(lambda m: (m.input, m.output), self._model, (jnp.asarray(self.syn0), jnp.asarray(self.syn1)))
+
+
+class JaxRunner:
+    """Trains a model with one jit-compiled step per job, padded to `job_words` (one compilation).
+
+    `make_step(job_words=..., batch_windows=...)` builds the step, called as
+    ``step((W, W'), (keep, alias_threshold, alias_index), extra, tokens, key, a0, a1)``.
+    """
+
+    parallel = False
+
+    def __init__(
+        self,
+        model: Any,
+        tables: SamplingTables,
+        make_step: Any,
+        *,
+        job_words: int,
+        batch_windows: int = 128,
+        extra: tuple = (),
+    ) -> None:
+        self._model = model
+        self._job_words = -(-job_words // batch_windows) * batch_windows
+        self._params = (jnp.asarray(model.input), jnp.asarray(model.output))
+        self._tables = tuple(
+            jnp.asarray(a) for a in (tables.keep, tables.alias_threshold, tables.alias_index.astype(np.int32))
+        )
+        self._extra = tuple(jnp.asarray(a) for a in extra)
+        self._step = make_step(job_words=self._job_words, batch_windows=batch_windows)
+
+    def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[Any, Any, int]:
+        padded = np.full(self._job_words, -1, dtype=np.int32)
+        padded[: job.size] = job
+        key = jax.random.fold_in(jax.random.key(seed >> 32), seed & 0xFFFFFFFF)
+        self._params, loss, count = self._step(
+            self._params,
+            self._tables,
+            self._extra,
+            jnp.asarray(padded),
+            key,
+            jnp.float32(alpha_start),
+            jnp.float32(alpha_end),
+        )
+        return loss, count, int(np.count_nonzero(job >= 0))
+
+    def finish(self) -> Any:
+        return eqx.tree_at(lambda m: (m.input, m.output), self._model, self._params)

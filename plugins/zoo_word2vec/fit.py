@@ -1,0 +1,92 @@
+"""Train word2vec-family models from Python: vocabulary, then epochs over the corpus.
+
+import jax, zoo
+from zoo_word2vec.fit import build_vocab, fit
+
+vocab = build_vocab("corpus.txt.gz", min_count=5)
+model = zoo.build("word2vec-skipgram", vocab=vocab, key=jax.random.key(0), embedding_size=100)
+model, stats = fit(model, "corpus.txt.gz", threads=2)
+print(stats.words_per_s, stats.history[-1]["loss"])
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from zoo.data.corpus import build_word_vocab, count_tokens
+from zoo.data.vocab import Vocab
+from zoo.errors import DataError
+from zoo_word2vec.backends import SamplingTables, choose_backend
+from zoo_word2vec.training import Corpus, TrainStats, encode_corpus, run_epochs
+
+__all__ = ["build_vocab", "default_threads", "fit"]
+
+
+def default_threads() -> int:
+    """The CPU cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def build_vocab(corpus: Corpus, *, min_count: int = 5, max_vocab: int | None = None, tokenizer: Any = None) -> Vocab:
+    """Count the words of `corpus` (paths or token lists) and keep the frequent ones, most frequent first."""
+    return build_word_vocab(count_tokens(corpus, tokenizer), min_count=min_count, max_vocab=max_vocab)
+
+
+def fit(
+    model: Any,
+    corpus: Corpus,
+    *,
+    backend: str = "auto",
+    threads: int | None = None,
+    seed: int = 0,
+    tokenizer: Any = None,
+    job_words: int = 10_000,
+    progress: bool = True,
+    description: str | None = None,
+) -> tuple[Any, TrainStats]:
+    """Train `model` (built with a ``words`` vocabulary that has counts) on `corpus`.
+
+    **Arguments:**
+
+    - `model`: a word2vec-family model (``word2vec-skipgram``, ``word2vec-cbow``,
+      ``fasttext``); its spec holds the training settings (window, negative,
+      sample, alpha, min_alpha, epochs).
+    - `corpus`: a text file (plain or .gz), several files, or token lists; it is
+      tokenised once with `tokenizer` into a temporary file of ids.
+    - `backend`: ``"numba"`` (compiled CPU kernels), ``"jax"`` (compiled JAX
+      steps, the accelerator path) or ``"auto"``.
+    - `threads`: CPU threads for the numba backend (default: all cores). With
+      more than one, updates race as in word2vec.c (Hogwild) and a run is not
+      bit-for-bit repeatable; with one, or with JAX, it is, for a given `seed`.
+    - `job_words`: words per job (one kernel call or one compiled step).
+
+    **Returns:** ``(trained model, TrainStats)``.
+    """
+    vocabs = getattr(model, "vocabs", None) or {}
+    if "words" not in vocabs or vocabs["words"].counts is None:
+        raise DataError(
+            "fit needs a model built with vocab=<Vocab with counts> (see build_vocab): "
+            "the counts drive subsampling and the noise distribution"
+        )
+    p = model.spec.params
+    vocab = vocabs["words"]
+    tables = SamplingTables(vocab.counts, p["sample"], p["ns_exponent"])
+    runner = model.make_runner(choose_backend(backend), tables, job_words=job_words)
+    with encode_corpus(corpus, vocab, tokenizer) as encoded:
+        stats = run_epochs(
+            runner,
+            encoded,
+            epochs=p["epochs"],
+            alpha=p["alpha"],
+            min_alpha=p["min_alpha"],
+            seed=seed,
+            threads=default_threads() if threads is None else threads,
+            job_words=job_words,
+            progress=progress,
+            description=description or model.spec.name,
+        )
+    return runner.finish(), stats

@@ -1,0 +1,270 @@
+"""Compiled CPU kernels for word2vec training (numba, the optional ``fast`` extra).
+
+One call trains on one job: a slice of the encoded corpus (word ids, -1 between
+sentences) with plain sequential SGD, word2vec.c style. The kernels release the
+GIL, so several threads train on different jobs at once, updating the shared
+matrices without locks (Hogwild, as word2vec.c and gensim do).
+
+Per job they do everything in compiled code: subsampling, the dynamic window,
+drawing negatives from the alias table, the updates, and the loss. Randomness is
+a splitmix64 stream seeded per job, so a job's draws do not depend on which
+thread runs it or when.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["cbow_job", "skipgram_job", "splitmix64"]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+SIGMOID_BINS = 2048
+MAX_LOGIT = 8.0
+
+
+@njit(cache=True)
+def _sigmoid_tables() -> tuple[np.ndarray, np.ndarray]:
+    """σ(x) and log σ(x) at bin centres over [-MAX_LOGIT, MAX_LOGIT]."""
+    sig = np.empty(SIGMOID_BINS, dtype=np.float32)
+    logsig = np.empty(SIGMOID_BINS, dtype=np.float32)
+    for i in range(SIGMOID_BINS):
+        x = ((i + 0.5) / SIGMOID_BINS * 2.0 - 1.0) * MAX_LOGIT
+        sig[i] = 1.0 / (1.0 + math.exp(-x))
+        logsig[i] = -math.log1p(math.exp(-x))
+    return sig, logsig
+
+
+_SIG, _LOGSIG = _sigmoid_tables()
+
+
+@njit(nogil=True, inline="always")
+def splitmix64(state: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """One step of splitmix64: ``(new_state, 64 random bits)``."""
+    state = np.uint64(state) + _GOLDEN
+    z = state
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return state, z ^ (z >> _S31)
+
+
+@njit(nogil=True, inline="always")
+def _draw_noise(state, alias_threshold, alias_index):
+    """A word from the alias table: low 32 bits pick a bucket, high 32 bits the side."""
+    state, bits = splitmix64(state)
+    size = np.uint64(alias_index.shape[0])
+    bucket = np.int64(((bits & _LOW32) * size) >> _S32)
+    if np.uint32(bits >> _S32) < alias_threshold[bucket]:
+        return state, bucket
+    return state, np.int64(alias_index[bucket])
+
+
+@njit(nogil=True, inline="always")
+def _logistic_step(f, label, alpha):
+    """Gradient scale ``(label - σ(f)) * alpha`` and the pair's loss ``-log σ(±f)``."""
+    if f >= MAX_LOGIT:
+        return (label - 1.0) * alpha, (f if label == 0.0 else 0.0)
+    if f <= -MAX_LOGIT:
+        return label * alpha, (-f if label == 1.0 else 0.0)
+    bin_ = int((f + MAX_LOGIT) * (SIGMOID_BINS / (2.0 * MAX_LOGIT)))
+    sig = _SIG[bin_]
+    if label == 1.0:
+        return (1.0 - sig) * alpha, -_LOGSIG[bin_]
+    return -sig * alpha, -_LOGSIG[SIGMOID_BINS - 1 - bin_]
+
+
+@njit(nogil=True, inline="always")
+def _negative_sampling(hidden, grad_hidden, syn1, target, negative, alpha, state, alias_threshold, alias_index):
+    """Update output rows for one positive `target` and `negative` noise words.
+
+    Adds ``d loss / d hidden`` (times -alpha) into `grad_hidden`; returns ``(state, loss)``.
+    """
+    dim = hidden.shape[0]
+    loss = 0.0
+    for d in range(negative + 1):
+        if d == 0:
+            word, label = target, 1.0
+        else:
+            state, word = _draw_noise(state, alias_threshold, alias_index)
+            if word == target:
+                continue
+            label = 0.0
+        row = syn1[word]
+        f = np.float32(0.0)
+        for k in range(dim):
+            f += hidden[k] * row[k]
+        g, pair_loss = _logistic_step(f, label, alpha)
+        loss += pair_loss
+        g32 = np.float32(g)
+        for k in range(dim):
+            grad_hidden[k] += g32 * row[k]
+            row[k] += g32 * hidden[k]
+    return state, loss
+
+
+@njit(nogil=True, inline="always")
+def _next_sentence(words, start, keep_threshold, state, kept):
+    """Subsample the sentence at ``words[start:]`` into `kept`; return ``(end, n_kept, state, n_raw)``."""
+    n, end, n_kept = words.shape[0], start, 0
+    while end < n and words[end] >= 0:
+        word = words[end]
+        end += 1
+        state, bits = splitmix64(state)
+        if np.uint32(bits >> _S32) < keep_threshold[word]:
+            kept[n_kept] = word
+            n_kept += 1
+    return end, n_kept, state, end - start
+
+
+@njit(nogil=True, fastmath=True, cache=True)
+def skipgram_job(
+    syn0, syn1, words, keep_threshold, alias_threshold, alias_index, window, negative, alpha_start, alpha_end, seed
+):
+    """Skip-gram with negative sampling over one job; returns ``(loss_sum, pairs, raw_words)``.
+
+    Each center word's window is one small block (Ji et al. 2016): its `c` context
+    words' input rows against the output rows of the center and `negative` noise
+    words drawn once for the window, so each (context, center) pair still meets
+    `negative` negatives, but every row is read and written once per window.
+
+    **Arguments:**
+
+    - `syn0`, `syn1`: ``[V, D]`` float32 input and output matrices, updated in place.
+    - `words`: ``[n]`` int32 ids, -1 between sentences.
+    - `keep_threshold`: ``[V]`` uint32 subsampling thresholds; `alias_threshold`,
+      `alias_index`: the noise alias table.
+    - `window`, `negative`: the maximal window and the number of noise words.
+    - `alpha_start`, `alpha_end`: the learning rate at the job's first and last word.
+    - `seed`: uint64 seed of this job's random stream.
+
+    ??? cite "Ji et al. 2016, Parallelizing Word2Vec in Shared and Distributed Memory"
+    """
+    state = np.uint64(seed)
+    dim = syn0.shape[1]
+    kept = np.empty(words.shape[0], dtype=np.int64)
+    outputs = np.empty(negative + 1, dtype=np.int64)
+    grad_in = np.empty((2 * window, dim), dtype=np.float32)
+    grad_out = np.empty((negative + 1, dim), dtype=np.float32)
+    n = words.shape[0]
+    loss, pairs, raw, start = 0.0, 0, 0, 0
+    while start < n:
+        alpha = alpha_start + (alpha_end - alpha_start) * (start / n)
+        end, n_kept, state, n_raw = _next_sentence(words, start, keep_threshold, state, kept)
+        raw += n_raw
+        start = end + 1
+        for i in range(n_kept):
+            state, bits = splitmix64(state)
+            reach = window - np.int64(bits % np.uint64(window))
+            lo, hi = max(0, i - reach), min(n_kept, i + reach + 1)
+            if hi - lo < 2:
+                continue
+            outputs[0] = kept[i]
+            for d in range(1, negative + 1):
+                state, outputs[d] = _draw_noise(state, alias_threshold, alias_index)
+            loss += _window_block(syn0, syn1, kept, lo, hi, i, outputs, grad_in, grad_out, alpha)
+            pairs += hi - lo - 1
+    return loss, pairs, raw
+
+
+@njit(nogil=True, inline="always")
+def _window_block(syn0, syn1, kept, lo, hi, center, outputs, grad_in, grad_out, alpha):
+    """Train contexts ``kept[lo:hi]`` (all but `center`) against `outputs`; return the loss."""
+    dim = syn0.shape[1]
+    n_out = outputs.shape[0]
+    grad_out[:, :] = 0.0
+    loss = 0.0
+    a = 0
+    for j in range(lo, hi):
+        if j == center:
+            continue
+        x = syn0[kept[j]]
+        gx = grad_in[a]
+        gx[:] = 0.0
+        for d in range(n_out):
+            if d > 0 and outputs[d] == outputs[0]:
+                continue
+            y = syn1[outputs[d]]
+            f = np.float32(0.0)
+            for k in range(dim):
+                f += x[k] * y[k]
+            g, pair_loss = _logistic_step(f, 1.0 if d == 0 else 0.0, alpha)
+            loss += pair_loss
+            g32 = np.float32(g)
+            gy = grad_out[d]
+            for k in range(dim):
+                gx[k] += g32 * y[k]
+                gy[k] += g32 * x[k]
+        a += 1
+    for d in range(n_out):
+        y = syn1[outputs[d]]
+        gy = grad_out[d]
+        for k in range(dim):
+            y[k] += gy[k]
+    a = 0
+    for j in range(lo, hi):
+        if j == center:
+            continue
+        x = syn0[kept[j]]
+        gx = grad_in[a]
+        for k in range(dim):
+            x[k] += gx[k]
+        a += 1
+    return loss
+
+
+@njit(nogil=True, fastmath=True, cache=True)
+def cbow_job(
+    syn0, syn1, words, keep_threshold, alias_threshold, alias_index, window, negative, alpha_start, alpha_end, seed
+):
+    """CBOW (mean of the context vectors) with negative sampling over one job.
+
+    Arguments as `skipgram_job`. Each context word receives the whole hidden-layer
+    gradient, as in word2vec.c. Returns ``(loss_sum, examples, raw_words)``.
+    """
+    state = np.uint64(seed)
+    dim = syn0.shape[1]
+    kept = np.empty(words.shape[0], dtype=np.int64)
+    hidden = np.empty(dim, dtype=np.float32)
+    grad = np.empty(dim, dtype=np.float32)
+    n = words.shape[0]
+    loss, examples, raw, start = 0.0, 0, 0, 0
+    while start < n:
+        alpha = alpha_start + (alpha_end - alpha_start) * (start / n)
+        end, n_kept, state, n_raw = _next_sentence(words, start, keep_threshold, state, kept)
+        raw += n_raw
+        start = end + 1
+        for i in range(n_kept):
+            state, bits = splitmix64(state)
+            reach = window - np.int64(bits % np.uint64(window))
+            lo, hi = max(0, i - reach), min(n_kept, i + reach + 1)
+            count = hi - lo - 1
+            if count == 0:
+                continue
+            hidden[:] = 0.0
+            for j in range(lo, hi):
+                if j != i:
+                    row = syn0[kept[j]]
+                    for k in range(dim):
+                        hidden[k] += row[k]
+            scale = np.float32(1.0 / count)
+            for k in range(dim):
+                hidden[k] *= scale
+            grad[:] = 0.0
+            state, example_loss = _negative_sampling(
+                hidden, grad, syn1, kept[i], negative, alpha, state, alias_threshold, alias_index
+            )
+            loss += example_loss
+            examples += 1
+            for j in range(lo, hi):
+                if j != i:
+                    row = syn0[kept[j]]
+                    for k in range(dim):
+                        row[k] += grad[k]
+    return loss, examples, raw

@@ -1,0 +1,73 @@
+"""``zoo train word2vec-skipgram|word2vec-cbow|fasttext --corpus FILE --out vectors.safetensors``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import jax
+
+import zoo
+from zoo.recipes import add_corpus_arguments, corpus_vocabulary
+from zoo_word2vec.backends import BACKENDS
+
+__all__ = ["EmbeddingRecipe", "recipe"]
+
+# option -> type; None defaults keep the architecture's (or preset's) value
+_SETTINGS = {
+    "dim": int,
+    "window": int,
+    "negative": int,
+    "epochs": int,
+    "sample": float,
+    "alpha": float,
+    "min_alpha": float,
+}
+
+
+class EmbeddingRecipe:
+    """Count the vocabulary, train with the compiled kernels (or JAX), save one file."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_corpus_arguments(parser)
+        parser.add_argument("--out", type=Path, required=True, help="where to save the model (.safetensors)")
+        for option, kind in _SETTINGS.items():
+            flag = "--" + option.replace("_", "-")
+            parser.add_argument(flag, type=kind, default=None, help=f"{option} (default: the model's)")
+        parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+        parser.add_argument("--backend", choices=BACKENDS, default="auto", help="numba kernels or JAX steps")
+        parser.add_argument("--seed", type=int, default=0, help="initialisation and sampling seed")
+        parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any other hyperparameter")
+        parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        from zoo_word2vec.fit import fit
+
+        for option in _SETTINGS:
+            value = getattr(options, option)
+            if value is not None:
+                overrides["embedding_size" if option == "dim" else option] = value
+        corpus = [str(p) for p in options.corpus]
+        vocab = corpus_vocabulary(options)
+        model = zoo.build(name, vocab=vocab, key=jax.random.key(options.seed), **overrides)
+        model, stats = fit(
+            model,
+            corpus,
+            backend=options.backend,
+            threads=options.threads,
+            seed=options.seed,
+            tokenizer=options.tokenizer,
+            progress=not options.quiet,
+        )
+        last = stats.history[-1]
+        print(
+            f"{len(vocab)} words, {stats.words:,} trained in {stats.seconds:.1f}s "
+            f"({stats.words_per_s / 1000:.0f}k words/s), final loss {last['loss']:.4f}",
+            file=sys.stderr,
+        )
+        return zoo.save(model, options.out)
+
+
+recipe = EmbeddingRecipe()

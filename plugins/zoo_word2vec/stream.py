@@ -1,0 +1,126 @@
+"""The training corpus as vocabulary ids in a temporary file, read back in jobs.
+
+Tokenising and looking words up once, instead of once per epoch, leaves the
+epochs to read int32 ids; keeping them on disk, not in memory, keeps peak
+memory independent of the corpus size (it grows with vocabulary × dim). A job
+is a run of whole sentences of at most `job_words` ids with -1 after each
+sentence (a longer sentence is cut into pieces), the unit one kernel call or
+one compiled step trains on.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from zoo.errors import DataError
+
+__all__ = ["EncodedCorpus"]
+
+_READ_IDS = 1 << 20
+
+
+class EncodedCorpus:
+    """Sentences of vocabulary ids stored as int32 with a -1 after each sentence.
+
+    Build with `EncodedCorpus.write`; iterate `jobs`; `close` (or a ``with``
+    block) removes the file.
+
+    - `words`: ids stored (in-vocabulary words, one pass).
+    - `sentences`: sentences stored.
+    """
+
+    def __init__(self, path: Path, words: int, sentences: int, *, owned: bool) -> None:
+        self.path, self.words, self.sentences, self._owned = path, words, sentences, owned
+
+    @classmethod
+    def write(cls, sentences: Iterable[np.ndarray], directory: str | os.PathLike | None = None) -> EncodedCorpus:
+        """Store `sentences` (int arrays of ids >= 0) in a new temporary file in `directory`."""
+        handle, name = tempfile.mkstemp(prefix="zoo-ids-", suffix=".i32", dir=directory)
+        words = count = 0
+        separator = np.array([-1], dtype=np.int32)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                for ids in sentences:
+                    ids = np.asarray(ids, dtype=np.int32)
+                    if ids.size == 0:
+                        continue
+                    if ids.min() < 0:
+                        raise DataError("sentence ids must be non-negative vocabulary ids")
+                    out.write(ids.tobytes())
+                    out.write(separator.tobytes())
+                    words += ids.size
+                    count += 1
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+        if words == 0:
+            Path(name).unlink(missing_ok=True)
+            raise DataError("the corpus has no in-vocabulary words to train on; check min_count and the tokenizer")
+        return cls(Path(name), words, count, owned=True)
+
+    def __enter__(self) -> EncodedCorpus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Delete the file (if this object created it)."""
+        if self._owned:
+            self.path.unlink(missing_ok=True)
+
+    def _blocks(self) -> Iterator[np.ndarray]:
+        with open(self.path, "rb") as handle:
+            while True:
+                block = np.fromfile(handle, dtype=np.int32, count=_READ_IDS)
+                if block.size == 0:
+                    return
+                yield block
+
+    def jobs(self, job_words: int) -> Iterator[np.ndarray]:
+        """Yield jobs in file order: whole sentences, at most `job_words` ints each (the -1s included).
+
+        A sentence that alone exceeds a job is cut into pieces.
+        """
+        if job_words < 2:
+            raise DataError(f"job_words must be at least 2, got {job_words}")
+        carry = np.empty(0, dtype=np.int32)
+        for block in self._blocks():
+            data = np.concatenate([carry, block]) if carry.size else block
+            consumed = yield from _cut(data, job_words, final=False)
+            carry = data[consumed:].copy()
+        consumed = yield from _cut(carry, job_words, final=True)
+        if consumed != carry.size:
+            raise DataError(f"{self.path} ends inside a sentence: the encoded corpus is truncated")
+
+
+def _cut(data: np.ndarray, job_words: int, *, final: bool):
+    """Yield the jobs of `data`; return how many ints were used (the rest waits for the next block)."""
+    ends = np.flatnonzero(data < 0)
+    start = 0
+    while start < data.size:
+        last = int(np.searchsorted(ends, start + job_words - 1, side="right")) - 1
+        if last < 0 or ends[last] < start:  # no whole sentence fits in a job from here
+            first = int(np.searchsorted(ends, start))
+            if first == len(ends):
+                break  # the sentence continues in the next block
+            yield from _pieces(data[start : ends[first] + 1], job_words - 1)
+            start = int(ends[first]) + 1
+            continue
+        if not final and last == len(ends) - 1 and start + job_words > data.size:
+            break  # more sentences may fit once the next block is read
+        yield data[start : ends[last] + 1]
+        start = int(ends[last]) + 1
+    return start
+
+
+def _pieces(sentence: np.ndarray, size: int) -> Iterator[np.ndarray]:
+    """Cut `sentence` (ending in -1) into pieces of at most `size` ids, each ending in -1."""
+    ids = sentence[:-1]
+    for start in range(0, ids.size, size):
+        yield np.append(ids[start : start + size], np.int32(-1))

@@ -1,0 +1,66 @@
+"""``zoo generate MODEL_FILE``: sample text from a saved language model."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["register"]
+
+
+def _checked(kind: type, test, wanted: str):
+    def parse(text: str):
+        value = kind(text)
+        if not test(value):
+            raise argparse.ArgumentTypeError(f"{text} is not {wanted}")
+        return value
+
+    return parse
+
+
+_positive = _checked(int, lambda v: v >= 1, "a positive integer")
+_count = _checked(int, lambda v: v >= 0, "a non-negative integer")
+_temperature = _checked(float, lambda v: v >= 0, "a non-negative number")
+_mass = _checked(float, lambda v: 0 < v <= 1, "in (0, 1]")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("generate", help="sample text from a saved language model")
+    p.add_argument("model", type=Path, help="a .safetensors file of a language model")
+    p.add_argument("--prompt", default="", help="text to continue (split into words or characters as trained)")
+    p.add_argument("--length", type=_positive, default=100, help="tokens to generate (default 100)")
+    p.add_argument("--temperature", type=_temperature, default=1.0, help="0 is greedy; below 1 is more conservative")
+    p.add_argument("--top-k", type=_count, default=0, help="sample among the k most probable tokens (0: all)")
+    p.add_argument("--top-p", type=_mass, default=1.0, help="nucleus: the most probable tokens holding this mass")
+    p.add_argument("--samples", type=_positive, default=1, help="independent continuations")
+    p.add_argument("--seed", type=int, default=0, help="the same seed gives the same text")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import jax
+
+    from zoo.errors import UnknownNameError
+    from zoo.interfaces import LanguageModel
+    from zoo.sampling import generate_text
+    from zoo.weights import load
+
+    model = load(args.model)
+    if not isinstance(model, LanguageModel):
+        raise UnknownNameError(f"{model.spec.name!r} is not a language model: it cannot generate text")
+    texts = generate_text(
+        model,
+        args.prompt,
+        length=args.length,
+        key=jax.random.key(args.seed),
+        temperature=args.temperature,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        samples=args.samples,
+    )
+    joiner = "" if model.level == "char" or not args.prompt else " "
+    for index, text in enumerate(texts):
+        if index:
+            print("-" * 40)
+        print(f"{args.prompt}{joiner}{text}")
+    return 0

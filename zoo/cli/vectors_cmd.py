@@ -1,0 +1,127 @@
+"""``zoo vectors similar|analogy|eval|export``: query and convert word vectors.
+
+FILE is a zoo model file of an embedder (``zoo train glove ... --out F``) or
+a word2vec text or binary file (format detected).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("vectors", help="query, evaluate and export word vectors (zoo or word2vec files)")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    similar = actions.add_parser("similar", help="nearest words to the sum of positive minus negative words")
+    _file(similar)
+    similar.add_argument("words", nargs="+", help="positive words")
+    similar.add_argument("--negative", nargs="*", default=[], help="words to subtract")
+    _query_options(similar, topn=10)
+    similar.set_defaults(run=run_similar)
+
+    analogy = actions.add_parser("analogy", help="a : b :: c : ?  (b - a + c)")
+    _file(analogy)
+    analogy.add_argument("a")
+    analogy.add_argument("b")
+    analogy.add_argument("c")
+    _query_options(analogy, topn=5)
+    analogy.set_defaults(run=run_analogy)
+
+    evaluate = actions.add_parser("eval", help="Google analogies and word-pair correlations")
+    _file(evaluate)
+    evaluate.add_argument("--analogies", nargs="*", default=["google"], help="analogy files or 'google'")
+    evaluate.add_argument(
+        "--pairs", nargs="*", default=["wordsim353", "simlex999"], help="word-pair files or shipped set names"
+    )
+    evaluate.add_argument("--restrict-vocab", type=int, default=30000, help="analogies: most frequent words used")
+    evaluate.add_argument("--method", choices=["3cosadd", "3cosmul"], default="3cosadd")
+    evaluate.add_argument("--case-sensitive", action="store_true", help="match words with their case")
+    evaluate.add_argument("--sections", action="store_true", help="print per-section analogy accuracy")
+    evaluate.set_defaults(run=run_eval)
+
+    export = actions.add_parser("export", help="write the word2vec text (or --binary) format")
+    _file(export)
+    export.add_argument("out", type=Path, help="output file (.gz compresses)")
+    export.add_argument("--binary", action="store_true")
+    export.add_argument("--limit", type=int, help="only the first (most frequent) words")
+    export.set_defaults(run=run_export)
+
+
+def _file(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="zoo model file or word2vec text/binary file")
+
+
+def _query_options(parser: argparse.ArgumentParser, *, topn: int) -> None:
+    parser.add_argument("--topn", type=int, default=topn, help=f"how many words (default {topn})")
+    parser.add_argument("--restrict-vocab", type=int, help="search only the most frequent words")
+    parser.add_argument("--cosmul", action="store_true", help="3CosMul instead of 3CosAdd")
+
+
+def _load(args: argparse.Namespace):
+    from zoo.vectors import KeyedVectors
+
+    return KeyedVectors.load(args.file)
+
+
+def _print_neighbours(results) -> None:
+    for word, score in results:
+        print(f"{score:8.4f}  {word}")
+
+
+def _query(kv, args: argparse.Namespace, positive: list[str], negative: list[str]):
+    from zoo.errors import DataError
+
+    search = kv.most_similar_cosmul if args.cosmul else kv.most_similar
+    try:
+        return search(positive, negative, topn=args.topn, restrict_vocab=args.restrict_vocab)
+    except KeyError as error:
+        raise DataError(error.args[0]) from None
+
+
+def run_similar(args: argparse.Namespace) -> int:
+    kv = _load(args)
+    _print_neighbours(_query(kv, args, list(args.words), list(args.negative)))
+    return 0
+
+
+def run_analogy(args: argparse.Namespace) -> int:
+    kv = _load(args)
+    _print_neighbours(_query(kv, args, [args.b, args.c], [args.a]))
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    kv = _load(args)
+    print(f"{args.file}: {len(kv)} words, dim {kv.vector_size}")
+    for path in args.analogies:
+        result = kv.evaluate_word_analogies(
+            path, restrict_vocab=args.restrict_vocab, case_insensitive=not args.case_sensitive, method=args.method
+        )
+        print(
+            f"analogies {path}: {100 * result.score:.2f}% of {result.covered} covered "
+            f"({result.skipped} skipped; semantic {100 * result.semantic_accuracy:.2f}%, "
+            f"syntactic {100 * result.syntactic_accuracy:.2f}%)"
+        )
+        if args.sections:
+            for section in result.sections[:-1]:
+                print(f"  {section.name:30s} {100 * section.accuracy:6.2f}% of {section.covered}")
+    for path in args.pairs:
+        pairs = kv.evaluate_word_pairs(path, case_insensitive=not args.case_sensitive)
+        print(
+            f"pairs {path}: Spearman {pairs.spearman:.4f}, Pearson {pairs.pearson:.4f}, "
+            f"oov {100 * pairs.oov_fraction:.1f}% ({pairs.scored} of {pairs.pairs} pairs)"
+        )
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    kv = _load(args)
+    if args.limit is not None:
+        kv = kv.restrict(args.limit)
+    path = kv.save_word2vec_format(args.out, binary=args.binary)
+    print(f"wrote {len(kv)} vectors of dim {kv.vector_size} to {path}")
+    return 0
