@@ -1,6 +1,8 @@
-"""``zoo tag`` and ``zoo classify`` on saved models, and ``zoo train`` for a tagger and a classifier."""
+"""``zoo tag``, ``zoo classify`` and ``zoo eval`` on saved models; ``zoo train textcnn``."""
 
 from __future__ import annotations
+
+import json
 
 import jax
 import pytest
@@ -55,3 +57,17 @@ def test_zoo_train_textcnn_then_classify(tmp_path, capsys):
     assert main(["classify", str(out), "great fun", "bad plot", "--probabilities"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and lines[0].endswith("\tgreat fun") and "neg=" in lines[0] and "pos=" in lines[0]
+    assert main(["eval", str(out), "--data", str(data), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert scores["examples"] == 60 and 0.0 <= scores["accuracy"] <= 1.0
+
+
+def test_zoo_eval_scores_a_tagger(tagger_file, tmp_path, capsys):
+    path, model = tagger_file
+    gold = tmp_path / "gold.txt"
+    gold.write_text("The/DT cat/NN sat/VBD\nsat/VBD\n")
+    predicted = model.tag([["The", "cat", "sat"], ["sat"]])
+    right = sum(p == g for p, g in zip(predicted[0] + predicted[1], ["DT", "NN", "VBD", "VBD"], strict=True))
+    assert main(["eval", str(path), "--data", str(gold), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert scores["tokens"] == 4 and scores["accuracy"] == pytest.approx(right / 4)
