@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dev", type=int, default=1000, help="OANC sentences for choosing the epoch")
     parser.add_argument("--train-size", type=int, help="use only this many training sentences")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--out", type=Path, help="save the trained tagger here")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         lr=args.lr,
         seed=args.seed,
         patience=args.patience,
+        progress=not args.quiet,
         overrides=parse_overrides(args.set),
     )
     wall = time.perf_counter() - started
