@@ -11,6 +11,7 @@ import pytest
 import zoo
 from zoo.interfaces import ContextualEmbedder
 from zoo_elmo.recipe import fit, perplexity
+from zoo_elmo.softmax import draw_log_uniform, sampled_nll
 from zoo_tagger.data import TaggedSentences, tag_vocab, word_vocab
 from zoo_tagger.model import with_context
 
@@ -135,3 +136,15 @@ def test_word_level_token_layer():
     assert "chars" not in batch
     loss = eqx.filter_jit(lambda m, b: m.loss(b))(model, batch)
     assert bool(jnp.isfinite(loss)) and float(loss) == pytest.approx(np.log(len(vocab)), rel=0.1)
+
+
+def test_sampled_softmax_with_every_id_once_is_the_full_softmax():
+    states = jax.random.normal(jax.random.key(0), (5, 4))
+    weight, bias = jax.random.normal(jax.random.key(1), (7, 4)), jax.random.normal(jax.random.key(2), (7,))
+    targets, valid = jnp.asarray([0, 3, 6, 3, 1]), jnp.asarray([True, True, True, True, False])
+    full = -jnp.take_along_axis(jax.nn.log_softmax(states @ weight.T + bias), targets[:, None], 1)[:, 0]
+    got = sampled_nll(states, targets, valid, weight, bias, jnp.arange(7), jnp.zeros(7))
+    np.testing.assert_allclose(got, jnp.sum(full[:4]), rtol=1e-5)
+    samples, log_expected = draw_log_uniform(jax.random.key(3), 1000, 64)
+    assert samples.shape == (64,) and float(jnp.logaddexp.reduce(log_expected)) == pytest.approx(np.log(64), rel=1e-4)
+    assert float(jnp.mean(samples < 100)) > 0.5  # frequent (low) ids are drawn most

@@ -19,6 +19,7 @@ from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, Model, Recurre
 from zoo.nn import dropout as apply_dropout
 from zoo.nn import run_cell, scalar_mix
 from zoo.spec import ModelSpec
+from zoo_elmo.softmax import draw_log_uniform, sampled_nll
 
 __all__ = ["ELMo"]
 
@@ -58,6 +59,9 @@ class ELMo(ContextualEmbedder, Model):
     ``mix_weights`` (default: equal) and ``mix_gamma``; task models learn their own
     s and γ over `layers`. It is stateless: every sentence starts from zero
     states, so the same sentence always gives the same vectors.
+
+    With ``sampled_softmax = K``, training estimates the softmax on K shared
+    negative samples (as ELMo's biLM was trained); evaluation is always exact.
 
     Batches for `loss` hold ``ids [B, S]`` (the model's vocabulary; the targets),
     ``ids_mask [B, S]`` and, with a character layer, ``chars [B, S, max_word_length]``.
@@ -206,8 +210,11 @@ class ELMo(ContextualEmbedder, Model):
 
     # -- language-model training ------------------------------------------------------------
 
-    def _directional_nll(self, ids, mask, chars, key):
-        """Summed forward and backward next/previous-token NLL and the count of predictions."""
+    def _directional_nll(self, ids, mask, chars, key, negatives=None):
+        """Summed forward and backward next/previous-token NLL and the count of predictions.
+
+        `negatives`: ``(sampled ids, log expected counts)`` for a sampled softmax, or None (exact).
+        """
         k_bilm, k_out = _keys(key, 2)
         framed_ids, framed_mask, framed_chars = self._framed(ids, mask, chars)
         _, forward, backward = self._bilm(framed_ids, framed_mask, framed_chars, k_bilm)
@@ -216,6 +223,8 @@ class ELMo(ContextualEmbedder, Model):
         top_b = apply_dropout(backward[-1], rate, None if k_out is None else jax.random.fold_in(k_out, 1))
 
         def nll(states, targets, valid):
+            if negatives is not None:
+                return sampled_nll(states, targets, valid, self.softmax.weight, self.softmax.bias, *negatives)
             logits = jax.vmap(self.softmax)(states).astype(jnp.float32)
             logp = jax.nn.log_softmax(logits, axis=-1)
             picked = jnp.take_along_axis(logp, targets[:, None], axis=-1)[:, 0]
@@ -229,10 +238,19 @@ class ELMo(ContextualEmbedder, Model):
         return forward_nll, backward_nll, count
 
     def lm_nll(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None):
-        """``(forward NLL sum, backward NLL sum, predictions)`` over a batch (per direction)."""
+        """``(forward NLL sum, backward NLL sum, predictions)`` over a batch (per direction).
+
+        In training (a `key`) with ``sampled_softmax = K > 0``, the softmax is
+        estimated on K log-uniform negative samples shared by the batch; without a
+        key it is exact.
+        """
         ids, mask, chars = batch["ids"], batch["ids_mask"], batch.get("chars")
+        negatives = None
+        if key is not None and 0 < self.spec["sampled_softmax"] < self.num_embeddings:
+            key, k_neg = jax.random.split(key)
+            negatives = draw_log_uniform(k_neg, self.num_embeddings, self.spec["sampled_softmax"])
         keys = jax.random.split(key, ids.shape[0]) if key is not None else None
-        one = lambda i, m, c, k: self._directional_nll(i, m, c, k)
+        one = lambda i, m, c, k: self._directional_nll(i, m, c, k, negatives)
         if chars is None:
             f, b, n = jax.vmap(lambda i, m, k: one(i, m, None, k), in_axes=(0, 0, 0 if keys is not None else None))(
                 ids, mask, keys

@@ -28,6 +28,8 @@ COMMANDS = [
     "zoo.cli.plot_cmd",
     "zoo.cli.translate_cmd",
     "zoo.cli.vectors_cmd",
+    "zoo.cli.tag_cmd",
+    "zoo.cli.classify_cmd",
 ]
 
 

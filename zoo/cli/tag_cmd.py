@@ -1,0 +1,63 @@
+"""``zoo tag MODEL_FILE "a sentence" ...`` (or ``--file``): tag tokens with a saved tagger."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from zoo.errors import DataError, ZooError
+
+__all__ = ["read_inputs", "register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tag", help="tag every token of sentences with a saved tagger (e.g. part of speech)")
+    p.add_argument("model", type=Path, help="a .safetensors file saved by zoo (a tagger)")
+    p.add_argument("text", nargs="*", help="sentences, tokens split at spaces (default: --file or standard input)")
+    p.add_argument("--file", type=Path, help="one sentence a line; '-' for standard input")
+    p.add_argument(
+        "--format", choices=["slash", "conll"], default="slash", help="word/TAG lines, or token<TAB>tag columns"
+    )
+    p.add_argument("--output", type=Path, help="write the tagged text here instead of standard output")
+    p.set_defaults(run=run)
+
+
+def read_inputs(args: argparse.Namespace) -> list[str]:
+    """The texts of a command: its arguments, else ``--file`` lines, else standard input (blank lines skipped)."""
+    if args.text and args.file is not None:
+        raise DataError("give texts or --file, not both")
+    if args.text:
+        return list(args.text)
+    if args.file is None or str(args.file) == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        if not args.file.is_file():
+            raise DataError(f"no such file: {args.file}")
+        lines = args.file.read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    from zoo.weights import load
+
+    sentences = [line.split() for line in read_inputs(args)]
+    model = load(args.model)
+    if not callable(getattr(model, "tag", None)):
+        raise ZooError(f"{model.spec.name!r} does not tag tokens; train a tagger (zoo train bilstm-tagger)")
+    tagged = model.tag(sentences)
+    if args.format == "slash":
+        text = "".join(
+            " ".join(f"{w}/{t}" for w, t in zip(s, tags, strict=True)) + "\n"
+            for s, tags in zip(sentences, tagged, strict=True)
+        )
+    else:
+        text = "".join(
+            "".join(f"{w}\t{t}\n" for w, t in zip(s, tags, strict=True)) + "\n"
+            for s, tags in zip(sentences, tagged, strict=True)
+        )
+    if args.output is not None:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
