@@ -60,8 +60,10 @@ class Seq2Seq(nn.Module):
         token = torch.full((src.shape[0],), BOS, dtype=torch.long)
         done = torch.zeros(src.shape[0], dtype=torch.bool)
         out = []
-        for _ in range(max_length):
+        for t in range(max_length):
             logp, state = self.step(token, state, states, keys)
+            if t + 1 < max_length:  # the benchmark forces full-length outputs (eos only at the end)
+                logp[:, EOS] = -float("inf")
             token = torch.where(done, PAD, logp.argmax(-1))
             out.append(token)
             done = done | (token == EOS)
@@ -84,6 +86,8 @@ class Seq2Seq(nn.Module):
         rows = torch.arange(batch)[:, None]
         for t in range(max_length):
             logp, state = self.step(token, state, states, keys)
+            if t + 1 < max_length:
+                logp[:, EOS] = -float("inf")
             vocab = logp.shape[-1]
             total = (live[:, :, None] + logp.view(batch, k, vocab)).view(batch, -1)
             cand, index = total.topk(2 * k, dim=1)
