@@ -1,7 +1,7 @@
 """Do ELMo features help a tagger? A small biLM pretrained here, then taggers with and without it.
 
-    python bench/elmo_tagging.py --elmo /tmp/elmo.safetensors            # pretrain, then compare
-    python bench/elmo_tagging.py --elmo /tmp/elmo.safetensors --reuse    # compare with a saved biLM
+    python bench/elmo_tagging.py --elmo elmo.safetensors            # pretrain, then compare
+    python bench/elmo_tagging.py --elmo elmo.safetensors --reuse    # compare with a saved biLM
 
 1. Pretrain zoo's `elmo` (character CNN token layer, 2-layer LSTMP forward and
    backward LMs) on unlabelled text: WikiText-2 (raw, cased) plus the words of

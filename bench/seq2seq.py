@@ -1,6 +1,6 @@
 """zoo vs PyTorch on the same seq2seq model: training tokens/s, greedy and beam sentences/s.
 
-    flock /work/cpu.lock python bench/seq2seq.py            # both sides, back to back
+    python bench/seq2seq.py            # both sides, back to back
     python bench/seq2seq.py --side zoo                       # one side, prints JSON
 
 Model (both sides): 1-layer LSTM encoder and decoder, Luong general attention,

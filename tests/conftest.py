@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# Tests run tiny models for a few steps: XLA's optimisation passes cost more than
+# they save there. Set before JAX starts, so subprocesses inherit it too.
+os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
+
 import warnings
 
 import jax
@@ -9,6 +15,29 @@ import pytest
 
 from zoo.plugins import PluginWarning
 from zoo.registry import Registry, reset_default_registry
+
+
+def _optimised_while(node):
+    """Full XLA optimisation for tests marked `xla_optimised` (long training runs)."""
+    if node.get_closest_marker("xla_optimised") is None:
+        yield
+        return
+    before = jax.config.read("jax_disable_most_optimizations")
+    jax.config.update("jax_disable_most_optimizations", False)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_disable_most_optimizations", before)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _xla_optimised_module(request):
+    yield from _optimised_while(request.node)
+
+
+@pytest.fixture(autouse=True)
+def _xla_optimised_test(request):
+    yield from _optimised_while(request.node)
 
 
 @pytest.fixture

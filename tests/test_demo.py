@@ -2,7 +2,11 @@
 
 import re
 
+import pytest
+
 from zoo_seq2seq.demo import run
+
+pytestmark = pytest.mark.xla_optimised  # trains for hundreds of steps
 
 
 def test_reversal_demo_end_to_end(tmp_path, capsys):

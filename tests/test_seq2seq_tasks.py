@@ -18,6 +18,8 @@ from zoo.weights import save
 from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches
 from zoo_seq2seq.recipe import exact_match
 
+pytestmark = pytest.mark.xla_optimised  # trains for hundreds of steps
+
 YEARS = {"first_year": 1990, "last_year": 2009}
 
 

@@ -10,6 +10,7 @@ parameters.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -95,6 +96,24 @@ def make_step(loss_fn: LossFn, optimizer: optax.GradientTransformation, counter:
     return step
 
 
+_TRACES = [0]  # compilations of every cached step, ever (train reports its own share)
+
+
+def _step_for(loss_fn: LossFn, optimizer: optax.GradientTransformation, carried: bool):
+    """The jitted step for this loss and optimiser, shared across `train` calls so
+    that training again (resuming, another run with the same optimiser object)
+    reuses its compilations."""
+    try:
+        return _cached_step(loss_fn, optimizer, carried)
+    except TypeError:  # an unhashable loss or optimiser: no sharing
+        return make_step(loss_fn, optimizer, _TRACES, carried=carried)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_step(loss_fn: LossFn, optimizer: optax.GradientTransformation, carried: bool):
+    return make_step(loss_fn, optimizer, _TRACES, carried=carried)
+
+
 def _count_units(batch: Mapping[str, np.ndarray], units: str | Callable[[Mapping[str, np.ndarray]], int]) -> int:
     if callable(units):
         return int(units(batch))
@@ -158,8 +177,8 @@ def train(
     if mesh is not None:
         model, opt_state = replicate(model, mesh), replicate(opt_state, mesh)
         carry = shard_rows(carry, mesh) if carried else None
-    counter = [0]
-    step_fn = make_step(loss_fn, optimizer, counter, carried=carried)
+    traces_before = _TRACES[0]
+    step_fn = _step_for(loss_fn, optimizer, carried)
     history: list[dict[str, float]] = []
     bad = jnp.int32(-1)
     loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
@@ -181,7 +200,8 @@ def train(
             if step % log_every == 0 or at_end:
                 failure = _divergence(bad, step, checkpoint)
                 if failure is not None:
-                    failure.result = TrainResult(model, opt_state, step, position, history, counter[0], carry)
+                    compilations = _TRACES[0] - traces_before
+                    failure.result = TrainResult(model, opt_state, step, position, history, compilations, carry)
                     raise failure
                 elapsed = max(time.perf_counter() - t0, 1e-9)
                 record = {"step": step, "loss": float(loss_sum) / loss_count, "units_per_s": units_done / elapsed}
@@ -196,7 +216,7 @@ def train(
                 save_checkpoint(checkpoint, model, opt_state, step=step, position=position, carry=carry)
     finally:
         bar.close()
-    return TrainResult(model, opt_state, step, position, history, counter[0], carry)
+    return TrainResult(model, opt_state, step, position, history, _TRACES[0] - traces_before, carry)
 
 
 def _rate(value: float, units: Any) -> str:

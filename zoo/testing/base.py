@@ -80,6 +80,7 @@ class ConformanceTests:
 
     _zoo_conformance: ClassVar[bool] = True
     zoo_kind: ClassVar[str | None] = None
+    zoo_model_interface: ClassVar[type | None] = None  # model checks: only architectures of this type
 
     @pytest.fixture(scope="class")
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from zoo.errors import ZooError
 from zoo.registry import Registry
+from zoo.spec import import_factory
 
 __all__ = ["component_cases", "model_cases"]
 
@@ -17,14 +18,29 @@ def component_cases(registry: Registry, plugins: list[str], kind: str | None) ->
     )
 
 
-def model_cases(registry: Registry, plugins: list[str]) -> list[str]:
-    """Every architecture or preset of `plugins`, and every architecture with each
-    component of `plugins` in the slot that takes it; deduplicated by canonical name."""
-    wanted: list[str] = [n for n, a in registry.architectures.items() if a.plugin in plugins]
-    for arch_name, arch in sorted(registry.architectures.items()):
-        for component in component_cases(registry, plugins, None):
-            kind = registry.components[component].kind
-            fits = [s.name for s in arch.slots if s.kind == kind]
+def model_cases(
+    registry: Registry, plugins: list[str], interface: type | None = None, *, every_host: bool = False
+) -> list[str]:
+    """Every architecture or preset of `plugins`, and each component of `plugins`
+    in a model whose slot takes it; deduplicated by canonical name.
+
+    A component goes into one host architecture (its own plugin's if it has
+    one, else the first by name), or with `every_host` into every architecture
+    that takes it (the full matrix: slower, for release checks).
+    With `interface`, only architectures whose class subclasses it (a factory
+    that is a function, not a class, is kept: its checks decide when built).
+    """
+    architectures = {name: arch for name, arch in registry.architectures.items() if _may_be(arch.factory, interface)}
+    wanted: list[str] = [n for n, a in architectures.items() if a.plugin in plugins]
+    for component in component_cases(registry, plugins, None):
+        entry = registry.components[component]
+        hosts = sorted(
+            (arch.plugin != entry.plugin, name)
+            for name, arch in architectures.items()
+            if any(s.kind == entry.kind for s in arch.slots)
+        )
+        for _, arch_name in hosts if every_host else hosts[:1]:
+            fits = [s.name for s in architectures[arch_name].slots if s.kind == entry.kind]
             if len(fits) == 1:
                 wanted.append(f"{arch_name}+{component}")
             else:
@@ -37,6 +53,16 @@ def model_cases(registry: Registry, plugins: list[str]) -> list[str]:
             canonical = name  # the model check reports the error
         seen.setdefault(canonical, name)
     return sorted(seen.values())
+
+
+def _may_be(factory: str, interface: type | None) -> bool:
+    if interface is None:
+        return True
+    try:
+        made = import_factory(factory)
+    except Exception:  # an unimportable factory fails its own model checks
+        return True
+    return not isinstance(made, type) or issubclass(made, interface)
 
 
 def _arch_test_params(registry: Registry, name: str) -> dict:

@@ -49,6 +49,8 @@ def _run_steps(model, ids):
 class CausalModelTests(ConformanceTests):
     """Causality, carried state, step-by-step and padding checks for causal models."""
 
+    zoo_model_interface = LanguageModel
+
     @pytest.fixture(scope="class")
     @classmethod
     def model(cls, registry, zoo_model):

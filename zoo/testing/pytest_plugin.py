@@ -25,6 +25,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="NAME",
         help="run the conformance kit over this plugin's components (repeatable)",
     )
+    group.addoption(
+        "--zoo-every-host",
+        action="store_true",
+        help="check each component in every architecture that takes it, not in one (the full matrix)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -63,8 +68,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         names = component_cases(kit_registry(), plugins, kind)
         _parametrize(metafunc, "zoo_component", names, f"no {kind or 'component'} in plugins {plugins}")
     if "zoo_model" in metafunc.fixturenames:
-        names = model_cases(kit_registry(), plugins)
-        _parametrize(metafunc, "zoo_model", names, f"no model uses plugins {plugins}")
+        interface = getattr(metafunc.cls, "zoo_model_interface", None)
+        every_host = metafunc.config.getoption("--zoo-every-host")
+        names = model_cases(kit_registry(), plugins, interface, every_host=every_host)
+        what = f"{interface.__name__} model" if interface else "model"
+        _parametrize(metafunc, "zoo_model", names, f"no {what} uses plugins {plugins}")
 
 
 def _parametrize(metafunc: pytest.Metafunc, argname: str, names: list[str], reason: str) -> None:
