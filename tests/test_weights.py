@@ -182,3 +182,15 @@ def test_shared_leaves_are_stored_once(tmp_path, registry, model):
         assert json.loads(handle.metadata()["zoo.aliases"]) == {"decoder.embedder.weight": "src_embedder.weight"}
     loaded = zoo.load(path, registry=registry)
     assert_trees_close(loaded, tied, exact=True)
+
+
+def test_a_vocabulary_of_another_size_than_the_spec_says_is_refused(model):
+    from zoo.builder import build_from_spec
+    from zoo.data.vocab import Vocab, Vocabularies
+    from zoo.errors import DataError
+
+    short = Vocab(["a", "b"])
+    vocabs = Vocabularies({"src": short, "tgt": model.vocabs["tgt"]})
+    size = model.spec.params["src_vocab_size"]
+    with pytest.raises(DataError, match=rf"src_vocab_size={size} but the 'src' vocabulary has {len(short)}"):
+        build_from_spec(model.spec, key=jax.random.key(0), vocabs=vocabs)

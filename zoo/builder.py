@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zoo.data.vocab import Vocab, Vocabularies
-from zoo.errors import PluginError, RegistryError, UnknownParameterError, close_matches
+from zoo.errors import DataError, PluginError, RegistryError, UnknownParameterError, close_matches
 from zoo.names import parse_name
 from zoo.registry import Registry, default_registry
 from zoo.resolve import architecture_of, coerce_param
@@ -43,9 +43,15 @@ def check_available(registry: Registry, spec: ModelSpec) -> None:
 
 
 def build_from_spec(spec: ModelSpec, *, key: Any, vocabs: Vocabularies | None = None) -> Any:
-    """Call the architecture factory of `spec` (no registry involved)."""
+    """Call the architecture factory of `spec` (no registry involved), after
+    checking that each vocabulary has the size its hyperparameter says."""
+    vocabs = vocabs if vocabs is not None else Vocabularies()
+    for role, size_param in spec.vocabularies:
+        size = spec.params.get(size_param)
+        if role in vocabs and size is not None and size != len(vocabs[role]):
+            raise DataError(f"{spec.name}: {size_param}={size} but the {role!r} vocabulary has {len(vocabs[role])}")
     factory = import_factory(spec.factory, plugin=spec.plugin)
-    return factory(spec, key=key, vocabs=vocabs if vocabs is not None else Vocabularies())
+    return factory(spec, key=key, vocabs=vocabs)
 
 
 def build(

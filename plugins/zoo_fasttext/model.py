@@ -30,7 +30,6 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from zoo.data.vocab import Vocabularies
-from zoo.errors import DataError
 from zoo.interfaces import Embedder, Model
 from zoo.spec import ModelSpec
 from zoo_fasttext.ngrams import ngram_buckets, subword_table
@@ -102,8 +101,6 @@ class FastText(Model, Embedder):
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
         size, dim = p["vocab_size"], p["embedding_size"]
-        if "words" in vocabs and len(vocabs["words"]) != size:
-            raise DataError(f"fasttext: vocab_size={size} but the 'words' vocabulary has {len(vocabs['words'])}")
         words = vocabs["words"].tokens if "words" in vocabs else [""] * size
         offsets, rows = subword_table(words, p["min_n"], p["max_n"], p["buckets"] if "words" in vocabs else 0)
         k_in, k_out = jax.random.split(key)

@@ -54,8 +54,6 @@ class GloVe(Model, Embedder):
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
         size, dim = p["vocab_size"], p["embedding_size"]
-        if "words" in vocabs and len(vocabs["words"]) != size:
-            raise DataError(f"vocab_size={size} but the 'words' vocabulary has {len(vocabs['words'])} words")
         if p["x_max"] <= 0 or p["alpha"] <= 0:
             raise DataError(f"x_max and alpha must be positive, got {p['x_max']} and {p['alpha']}")
         k_w, k_c, k_bw, k_bc = jax.random.split(key, 4)

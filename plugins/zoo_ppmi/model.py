@@ -53,8 +53,6 @@ class PPMISVD(Model, Embedder):
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
         size, dim = p["vocab_size"], p["embedding_size"]
-        if "words" in vocabs and len(vocabs["words"]) != size:
-            raise DataError(f"vocab_size={size} but the 'words' vocabulary has {len(vocabs['words'])} words")
         if dim > size:
             raise DataError(f"embedding_size={dim} exceeds vocab_size={size}: the SVD has at most {size} dimensions")
         if p["shift"] < 1 or p["cds"] <= 0:

@@ -32,7 +32,6 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from zoo.data.vocab import Vocabularies
-from zoo.errors import DataError
 from zoo.interfaces import Embedder, Model
 from zoo.spec import ModelSpec
 
@@ -104,13 +103,6 @@ def window_example_batch(
     }
 
 
-def _check_vocab(params: Mapping, vocabs: Vocabularies, name: str) -> None:
-    if "words" in vocabs and len(vocabs["words"]) != params["vocab_size"]:
-        raise DataError(
-            f"{name}: vocab_size={params['vocab_size']} but the 'words' vocabulary has {len(vocabs['words'])} words"
-        )
-
-
 class _Word2VecBase(Model, Embedder):
     """Shared fields of skip-gram and CBOW (abstract: not registered)."""
 
@@ -171,7 +163,6 @@ class SkipGram(_Word2VecBase):
 
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
-        _check_vocab(p, vocabs, spec.name)
         self.input, self.output = init_matrices(p["vocab_size"], p["embedding_size"], p["output_init"], key=key)
         self.num_embeddings, self.embedding_size = p["vocab_size"], p["embedding_size"]
         self.spec, self.vocabs = spec, vocabs
@@ -204,7 +195,6 @@ class CBOW(_Word2VecBase):
 
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
-        _check_vocab(p, vocabs, spec.name)
         self.input, self.output = init_matrices(p["vocab_size"], p["embedding_size"], p["output_init"], key=key)
         self.num_embeddings, self.embedding_size = p["vocab_size"], p["embedding_size"]
         self.spec, self.vocabs = spec, vocabs
