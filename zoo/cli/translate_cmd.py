@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zoo.cli.tag_cmd import read_inputs
 from zoo.errors import DataError, ZooError
 
 __all__ = ["add_decode_arguments", "decode_options", "register"]
@@ -66,25 +67,11 @@ def decode_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _inputs(args: argparse.Namespace) -> list[str]:
-    if args.text and args.file is not None:
-        raise DataError("give sentences or --file, not both")
-    if args.text:
-        return list(args.text)
-    if args.file is None or str(args.file) == "-":
-        lines = sys.stdin.read().splitlines()
-    else:
-        if not args.file.is_file():
-            raise DataError(f"no such file: {args.file}")
-        lines = args.file.read_text(encoding="utf-8").splitlines()
-    return [line for line in lines if line.strip()]
-
-
 def run(args: argparse.Namespace) -> int:
     from zoo.weights import load
 
     options = decode_options(args)
-    texts = _inputs(args)
+    texts = read_inputs(args)
     model = load(args.model)
     if not callable(getattr(model, "translate", None)):
         raise ZooError(f"{model.spec.name!r} does not translate text; it is not a sequence-to-sequence model")
