@@ -274,6 +274,15 @@ def test_a_learning_rate_of_zero_changes_nothing(toy):
     np.testing.assert_array_equal(np.asarray(before.input), np.asarray(after.input))
 
 
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "jax"])
+def test_fit_leaves_the_given_model_as_it_was(toy, backend):
+    model = zoo.build("word2vec-skipgram", vocab=toy[1], key=jax.random.key(0), embedding_size=16, epochs=1)
+    before = np.array(model.input)
+    trained, _ = fit(model, toy[0], backend=backend, threads=1, progress=False)
+    np.testing.assert_array_equal(np.asarray(model.input), before)  # the JAX step donates: fit must copy
+    assert not np.allclose(np.asarray(trained.input), before)
+
+
 # -- the corpus as jobs ------------------------------------------------------------------
 
 

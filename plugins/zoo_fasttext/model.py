@@ -31,6 +31,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from zoo.data.vocab import Vocabularies
 from zoo.interfaces import Embedder, Model
+from zoo.nn import uniform_rows
 from zoo.spec import ModelSpec
 from zoo_fasttext.ngrams import ngram_buckets, subword_table
 
@@ -104,7 +105,7 @@ class FastText(Model, Embedder):
         words = vocabs["words"].tokens if "words" in vocabs else [""] * size
         offsets, rows = subword_table(words, p["min_n"], p["max_n"], p["buckets"] if "words" in vocabs else 0)
         k_in, k_out = jax.random.split(key)
-        self.input = jax.random.uniform(k_in, (size + p["buckets"], dim), minval=-1.0 / dim, maxval=1.0 / dim)
+        self.input = uniform_rows(k_in, (size + p["buckets"], dim), -1.0 / dim, 1.0 / dim)
         scale = p["output_init"] / dim
         self.output = jax.random.uniform(k_out, (size, dim), minval=-scale, maxval=scale)
         padded, counts = padded_subwords(offsets, rows)

@@ -62,20 +62,44 @@ class SamplingTables:
         self.alias_threshold, self.alias_index = table.threshold, table.alias
 
 
+def _without_matrices(model: Any) -> Any:
+    """`model` with its ``input`` and ``output`` matrices dropped, so a runner does not keep
+    the initial ones alive while it trains its own copies."""
+    return eqx.tree_at(lambda m: (m.input, m.output), model, (None, None))
+
+
+def _with_matrices(skeleton: Any, input: Any, output: Any) -> Any:
+    return eqx.tree_at(lambda m: (m.input, m.output), skeleton, (input, output), is_leaf=lambda x: x is None)
+
+
+def _aligned_copy(array: Any, alignment: int = 64) -> np.ndarray:
+    """A writable float32 NumPy copy of `array` whose data starts on an `alignment`-byte
+    boundary: XLA can then adopt the buffer without copying (`jnp.from_dlpack`)."""
+    shape = tuple(array.shape)
+    nbytes = int(np.prod(shape)) * 4
+    raw = np.empty(nbytes + alignment, dtype=np.uint8)
+    start = -raw.ctypes.data % alignment
+    out = raw[start : start + nbytes].view(np.float32).reshape(shape)
+    out[...] = np.asarray(array, dtype=np.float32)
+    return out
+
+
 class NumbaRunner:
     """Trains a model with a compiled job kernel, Hogwild across threads.
 
     The kernel is called as ``kernel(W, W', *extra, job, keep, alias_threshold,
-    alias_index, window, negative, alpha_start, alpha_end, seed)`` and updates the
-    NumPy copies of the model's ``input`` and ``output`` matrices in place.
+    alias_index, window, negative, alpha_start, alpha_end, seed)`` and updates
+    NumPy copies of the model's ``input`` and ``output`` matrices in place; the
+    trained model adopts those buffers without a further copy, so training holds
+    the matrices twice at most (the caller's and the runner's).
     """
 
     parallel = True
 
     def __init__(self, model: Any, tables: SamplingTables, kernel: Any, extra: tuple = ()) -> None:
-        self._model, self._kernel, self._extra, self._tables = model, kernel, extra, tables
-        self.syn0 = np.array(model.input, dtype=np.float32)
-        self.syn1 = np.array(model.output, dtype=np.float32)
+        self._model, self._kernel, self._extra, self._tables = _without_matrices(model), kernel, extra, tables
+        self.syn0 = _aligned_copy(model.input)
+        self.syn1 = _aligned_copy(model.output)
         self._window, self._negative = int(model.spec["window"]), int(model.spec["negative"])
         self.run(np.full(1, -1, dtype=np.int32), 0.0, 0.0, 0)  # compile (or load from cache) before timing starts
 
@@ -97,7 +121,10 @@ class NumbaRunner:
         )
 
     def finish(self) -> Any:
-        return eqx.tree_at(lambda m: (m.input, m.output), self._model, (jnp.asarray(self.syn0), jnp.asarray(self.syn1)))
+        """The trained model; it owns the runner's buffers, so the runner is done with them."""
+        trained = _with_matrices(self._model, jnp.from_dlpack(self.syn0), jnp.from_dlpack(self.syn1))
+        self.syn0 = self.syn1 = None
+        return trained
 
 
 class JaxRunner:
@@ -119,9 +146,10 @@ class JaxRunner:
         batch_windows: int = 128,
         extra: tuple = (),
     ) -> None:
-        self._model = model
+        self._model = _without_matrices(model)
         self._job_words = -(-job_words // batch_windows) * batch_windows
-        self._params = (jnp.asarray(model.input), jnp.asarray(model.output))
+        # copies: the step donates its matrices, and the caller's model must stay usable
+        self._params = (jnp.array(model.input, copy=True), jnp.array(model.output, copy=True))
         self._tables = tuple(
             jnp.asarray(a) for a in (tables.keep, tables.alias_threshold, tables.alias_index.astype(np.int32))
         )
@@ -144,4 +172,4 @@ class JaxRunner:
         return loss, count, int(np.count_nonzero(job >= 0))
 
     def finish(self) -> Any:
-        return eqx.tree_at(lambda m: (m.input, m.output), self._model, self._params)
+        return _with_matrices(self._model, *self._params)

@@ -64,7 +64,7 @@ def fit(
       bit-for-bit repeatable; with one, or with JAX, it is, for a given `seed`.
     - `job_words`: words per job (one kernel call or one compiled step).
 
-    **Returns:** ``(trained model, TrainStats)``.
+    **Returns:** ``(trained model, TrainStats)``; `model` itself is left as it was.
     """
     vocabs = getattr(model, "vocabs", None) or {}
     if "words" not in vocabs or vocabs["words"].counts is None:
@@ -72,10 +72,11 @@ def fit(
             "fit needs a model built with vocab=<Vocab with counts> (see build_vocab): "
             "the counts drive subsampling and the noise distribution"
         )
-    p = model.spec.params
+    p, name = model.spec.params, model.spec.name
     vocab = vocabs["words"]
     tables = SamplingTables(vocab.counts, p["sample"], p["ns_exponent"])
     runner = model.make_runner(choose_backend(backend), tables, job_words=job_words)
+    del model  # the runner trains its own copies: a caller that keeps no reference frees the initial ones
     with encode_corpus(corpus, vocab, tokenizer) as encoded:
         stats = run_epochs(
             runner,
@@ -87,6 +88,6 @@ def fit(
             threads=default_threads() if threads is None else threads,
             job_words=job_words,
             progress=progress,
-            description=description or model.spec.name,
+            description=description or name,
         )
     return runner.finish(), stats
