@@ -23,7 +23,7 @@ import numpy as np
 
 from zoo.data.paths import shared_data
 from zoo.data.vocab import Vocab
-from zoo_textcnn.data import LabelledTexts, read_movie_reviews, read_trec
+from zoo_textcnn.data import TOKENIZERS, LabelledTexts, read_movie_reviews, read_trec
 from zoo_textcnn.pretrained import vectors_of
 from zoo_textcnn.recipe import accuracy, fit
 
@@ -46,7 +46,7 @@ def _run(train: LabelledTexts, test: LabelledTexts, args, keyed, seed: int) -> d
     if keyed is not None:  # words the pretrained vectors know keep their vector even if training never saw them
         counts.update({w: 1 for t in dev.texts + test.texts for w in t if w in keyed.key_to_index})
     vocab = Vocab.build(counts, specials=("pad", "unk"))
-    overrides = {"lowercase": args.task != "trec", "freeze_embeddings": bool(args.static)}
+    overrides = {"lowercase": args.task != "trec", "freeze_embeddings": bool(args.static), "tokenizer": args.tokenizer}
     if keyed is not None:
         overrides["embedding_size"] = keyed.vector_size
     started = time.perf_counter()
@@ -59,7 +59,8 @@ def _run(train: LabelledTexts, test: LabelledTexts, args, keyed, seed: int) -> d
         seed=seed,
         vectors=keyed,
         vocab=vocab,
-        patience=args.patience,
+        patience=args.patience or None,
+        pad_to_longest=args.pad_to_longest,
         progress=not args.quiet,
         overrides=overrides,
     )
@@ -79,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=10, help="MR: cross-validation folds (default 10)")
     parser.add_argument("--only-folds", type=int, help="MR: run only the first N folds (a quick look)")
     parser.add_argument("--epochs", type=int, default=25, help="at most this many epochs (Kim: 25)")
-    parser.add_argument("--patience", type=int, default=5, help="stop after this many epochs without a dev gain")
+    parser.add_argument("--patience", type=int, default=0, help="stop after N epochs without a dev gain (0: never)")
+    parser.add_argument("--tokenizer", choices=TOKENIZERS, default="kim", help="how to split the text (Kim: 'kim')")
+    parser.add_argument("--pad-to-longest", action="store_true", help="pad batches to the longest text (Kim)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -93,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     runs = []
     if args.task == "mr":
-        data = read_movie_reviews(args.data_dir / "classify" / "movie-review-sentences.tsv")
+        data = read_movie_reviews(args.data_dir / "classify" / "movie-review-sentences.tsv", tokenizer=args.tokenizer)
         folds = np.array_split(np.random.default_rng(args.seed).permutation(len(data)), args.folds)
         print(f"MR: {len(data):,} sentences, {args.folds}-fold cross-validation, CNN-{variant}", flush=True)
         for k, held in enumerate(folds[: args.only_folds or args.folds]):
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fold {k + 1}: test {run['accuracy']:.2%} (dev {run['dev']:.2%} at epoch {run['epoch']}, "
                   f"{run['seconds']:.0f}s)", flush=True)  # fmt: skip
     else:
-        train, test = read_trec(args.data_dir / "classify" / "trec6.csv")
+        train, test = read_trec(args.data_dir / "classify" / "trec6.csv", tokenizer=args.tokenizer)
         print(f"TREC: {len(train):,} training and {len(test):,} test questions, CNN-{variant}", flush=True)
         runs.append(_run(train, test, args, keyed, args.seed))
     wall = time.perf_counter() - started

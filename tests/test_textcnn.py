@@ -23,8 +23,9 @@ def _encoder(registry, **params):
     return component_spec("cnn", registry=registry, **params).build(input_size=4, cell=None, key=jax.random.key(0))
 
 
-def test_pads_never_win_the_max(registry):
-    encoder = _encoder(registry, widths=[2, 3], maps=[5])
+@pytest.mark.parametrize("padding", ["narrow", "wide"])
+def test_pads_never_win_the_max(registry, padding):
+    encoder = _encoder(registry, widths=[2, 3], maps=[5], padding=padding)
     x = jax.random.normal(jax.random.key(1), (9, 4))
     mask = jnp.arange(9) < 5
     huge = jnp.where(mask[:, None], x, 1e6)  # pads that would dominate any unmasked max
@@ -42,6 +43,17 @@ def test_pooling_is_over_windows_inside_the_sentence(registry):
     weight, bias = encoder.filters[0], encoder.biases[0]
     windows = [jnp.concatenate([x[t], x[t + 1], x[t + 2]]) @ weight + bias for t in range(2)]
     np.testing.assert_allclose(out.final, jnp.max(jnp.stack(windows), axis=0), rtol=1e-5, atol=1e-5)
+
+
+def test_wide_padding_pools_the_windows_that_overlap_the_sentence(registry):
+    encoder = _encoder(registry, widths=[3], maps=[2], activation="identity", padding="wide")
+    x = jax.random.normal(jax.random.key(2), (4, 4))
+    out = encoder(x, jnp.ones(4, bool))
+    padded = jnp.concatenate([jnp.zeros((2, 4)), x, jnp.zeros((2, 4))])  # Kim: zero vectors around the sentence
+    windows = [padded[t : t + 3].reshape(-1) @ encoder.filters[0] + encoder.biases[0] for t in range(6)]
+    np.testing.assert_allclose(out.final, jnp.max(jnp.stack(windows), axis=0), rtol=1e-5, atol=1e-5)
+    narrow = _encoder(registry, widths=[3], maps=[2], activation="identity")(x, jnp.ones(4, bool))  # same filters
+    np.testing.assert_allclose(out.states[:2], narrow.states[:2], rtol=1e-5, atol=1e-5)  # windows inside agree
 
 
 @pytest.mark.parametrize("length", [1, 2, 4])
@@ -88,7 +100,14 @@ def test_textcnn_learns_negation_and_classifies_after_reload(tmp_path):
         batch_size=50,
         buckets=[8],
         progress=False,
-        overrides={"embedding_size": 16, "maps": [8], "widths": [1, 2]},
+        # Kim's start (filters U(-0.01, 0.01), a zero classifier) is too slow for 100 Adadelta steps.
+        overrides={
+            "embedding_size": 16,
+            "maps": [8],
+            "widths": [1, 2],
+            "encoder.init_scale": 0.0,
+            "output_init": "uniform",
+        },
     )
     assert info["best_dev"] >= 0.97, info
     assert accuracy(model, test) == pytest.approx(info["best_dev"])
@@ -102,6 +121,7 @@ def test_classify_pads_single_words_and_empty_texts():
     vocab = Vocab.build([["a", "b"]], specials=("pad", "unk"))
     labels = Vocab(["x", "y"], specials={})
     model = zoo.build("textcnn", key=jax.random.key(0), vocab={"words": vocab, "labels": labels}, embedding_size=4)
+    assert not np.any(model.output.weight) and not np.any(model.output.bias)  # Kim's classifier starts at zero
     probs = model.predict_proba([[], ["a"], "b a zzz"])
     assert probs.shape == (3, 2) and np.all(np.isfinite(probs))
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
@@ -143,6 +163,10 @@ def test_readers(tmp_path):
     assert tokenize("It's a ''great'' film, isn't it?") == [
         "it's", "a", "'", "'", "great", "'", "'", "film", ",", "isn't", "it", "?",
     ]  # fmt: skip
+    assert tokenize("It's a ''great'' film (J.R.R.), isn't it?", tokenizer="kim") == [
+        "it", "'s", "a", "''", "great", "''", "film", "(", "j", "r", "r", ")", ",", "is", "n't", "it", "?",
+    ]  # fmt: skip
+    assert tokenize("What 's `` Nam '' ?", lowercase=False, tokenizer="kim") == ["What", "'s", "``", "Nam", "''", "?"]
     reviews = tmp_path / "mr.tsv"
     reviews.write_text("id\tsentiment\ttext\n1\t2.5\tGood fun\n2\t0.0\tMeh\n3\t-1.2\tDull ''plot''\n")
     data = read_movie_reviews(reviews)

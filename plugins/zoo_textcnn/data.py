@@ -22,17 +22,50 @@ __all__ = [
     "read_label_text",
     "read_movie_reviews",
     "read_trec",
+    "TOKENIZERS",
+    "kim_tokenize",
     "tokenize",
 ]
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", re.IGNORECASE)
 
+# Kim's clean_str: keep letters, digits and ( ) , ! ? ' `; split off clitics and those marks.
+_KIM_DROP = re.compile(r"[^A-Za-z0-9(),!?'`]")
+_KIM_CLITIC = re.compile(r"('s|'ve|n't|'re|'d|'ll)\b")
+_KIM_MARK = re.compile(r"([(),!?])")
+_KIM_QUOTES = re.compile(r"^([`']+)(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])([`']+)$")
+_KIM_CLITIC_ONLY = re.compile(r"^(?:'s|'ve|n't|'re|'d|'ll)$", re.IGNORECASE)
 
-def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
-    """Words (with inner apostrophes: ``don't``, ``film's``) and single punctuation marks.
+TOKENIZERS = ("words", "kim")
 
-    ``"It's a ''great'' film!"`` -> ``["it's", "a", "'", "'", "great", "'", "'", "film", "!"]``.
+
+def kim_tokenize(text: str, *, lowercase: bool = True) -> list[str]:
+    """Kim's (2014) ``clean_str``: only letters, digits and ``( ) , ! ? ' ``` survive (the rest
+    become spaces); ``'s 've n't 're 'd 'll`` and ``( ) , ! ?`` are split off.
+
+    Quotes glued to a word (``''Conan''``) are split off too (Kim's data had them apart already).
+    ``"It's a ''great'' film, isn't it?"`` -> ``["it", "'s", "a", "''", "great", "''", "film", ",",
+    "is", "n't", "it", "?"]``.
     """
+    tokens = []
+    for token in _KIM_MARK.sub(r" \1 ", _KIM_DROP.sub(" ", text)).split():
+        parts = [token] if _KIM_CLITIC_ONLY.match(token) else [p for p in _KIM_QUOTES.split(token) if p]
+        for part in parts:
+            tokens += _KIM_CLITIC.sub(r" \1", part).split()
+    return [t.lower() for t in tokens] if lowercase else tokens
+
+
+def tokenize(text: str, *, lowercase: bool = True, tokenizer: str = "words") -> list[str]:
+    """Split raw text into tokens.
+
+    - ``"words"``: words (with inner apostrophes: ``don't``, ``film's``) and single punctuation
+      marks: ``"It's a ''great'' film!"`` -> ``["it's", "a", "'", "'", "great", "'", "'", "film", "!"]``.
+    - ``"kim"``: `kim_tokenize`, Kim's (2014) cleaning.
+    """
+    if tokenizer == "kim":
+        return kim_tokenize(text, lowercase=lowercase)
+    if tokenizer != "words":
+        raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
     return _TOKEN.findall(text.lower() if lowercase else text)
 
 
@@ -56,8 +89,8 @@ def _open(path: Path):
     return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
 
 
-def read_label_text(path: str | Path, *, lowercase: bool = True) -> LabelledTexts:
-    """``label<TAB>text`` lines (plain or .gz); blank lines are skipped."""
+def read_label_text(path: str | Path, *, lowercase: bool = True, tokenizer: str = "words") -> LabelledTexts:
+    """``label<TAB>text`` lines (plain or .gz); blank lines are skipped; texts split by `tokenize`."""
     path = Path(path)
     texts, labels = [], []
     with _open(path) as lines:
@@ -67,7 +100,7 @@ def read_label_text(path: str | Path, *, lowercase: bool = True) -> LabelledText
             label, sep, text = line.rstrip("\n").partition("\t")
             if not sep or not label.strip():
                 raise DataError(f"{path}:{number}: expected 'label<TAB>text', got {line[:60]!r}")
-            texts.append(tokenize(text, lowercase=lowercase))
+            texts.append(tokenize(text, lowercase=lowercase, tokenizer=tokenizer))
             labels.append(label.strip())
     if not texts:
         raise DataError(f"{path} holds no labelled texts")
@@ -75,7 +108,12 @@ def read_label_text(path: str | Path, *, lowercase: bool = True) -> LabelledText
 
 
 def read_columns(
-    path: str | Path, *, text_column: str = "text", label_column: str = "label", lowercase: bool = True
+    path: str | Path,
+    *,
+    text_column: str = "text",
+    label_column: str = "label",
+    lowercase: bool = True,
+    tokenizer: str = "words",
 ) -> LabelledTexts:
     """A CSV (or, for .tsv, tab-separated) file with a header naming its columns."""
     path = Path(path)
@@ -89,11 +127,12 @@ def read_columns(
     if not rows:
         raise DataError(f"{path} holds no rows")
     return LabelledTexts(
-        [tokenize(r[text_column], lowercase=lowercase) for r in rows], [r[label_column].strip() for r in rows]
+        [tokenize(r[text_column], lowercase=lowercase, tokenizer=tokenizer) for r in rows],
+        [r[label_column].strip() for r in rows],
     )
 
 
-def read_movie_reviews(path: str | Path, *, lowercase: bool = True) -> LabelledTexts:
+def read_movie_reviews(path: str | Path, *, lowercase: bool = True, tokenizer: str = "words") -> LabelledTexts:
     """Movie-review sentences (``id<TAB>score<TAB>text``): label = sign of the score; zeros dropped."""
     path = Path(path)
     texts, labels = [], []
@@ -102,7 +141,7 @@ def read_movie_reviews(path: str | Path, *, lowercase: bool = True) -> LabelledT
             score = float(row["sentiment"])
             if score == 0:
                 continue
-            texts.append(tokenize(row["text"], lowercase=lowercase))
+            texts.append(tokenize(row["text"], lowercase=lowercase, tokenizer=tokenizer))
             labels.append("positive" if score > 0 else "negative")
     if not texts:
         raise DataError(f"{path} holds no scored sentences")
@@ -112,13 +151,15 @@ def read_movie_reviews(path: str | Path, *, lowercase: bool = True) -> LabelledT
 TREC_COARSE = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 
 
-def read_trec(path: str | Path, *, lowercase: bool = False) -> tuple[LabelledTexts, LabelledTexts]:
+def read_trec(
+    path: str | Path, *, lowercase: bool = False, tokenizer: str = "words"
+) -> tuple[LabelledTexts, LabelledTexts]:
     """TREC questions (``,label-coarse,label-fine,text``): the standard 5,452 training and last 500 test.
 
     Coarse labels are kept as their column's numbers; questions keep their case by default
     (Kim's setup for TREC).
     """
-    data = read_columns(path, text_column="text", label_column="label-coarse", lowercase=lowercase)
+    data = read_columns(path, text_column="text", label_column="label-coarse", lowercase=lowercase, tokenizer=tokenizer)
     if len(data) != 5952:
         raise DataError(f"{path}: expected 5,952 questions (5,452 train + 500 test), got {len(data)}")
     return data.subset(range(5452)), data.subset(range(5452, 5952))

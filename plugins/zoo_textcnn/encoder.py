@@ -26,8 +26,9 @@ _ACTIVATIONS: dict[str, Callable[[Array], Array]] = {
 }
 
 
-def _uniform(key: PRNGKeyArray, shape: tuple[int, ...], fan_in: int) -> Array:
-    bound = 1.0 / jnp.sqrt(fan_in)
+def _uniform(key: PRNGKeyArray, shape: tuple[int, ...], fan_in: int, scale: float = 0.0) -> Array:
+    """U(-s, s) with s = `scale`, or 1/sqrt(fan_in) when `scale` is 0 or less."""
+    bound = scale if scale > 0 else 1.0 / jnp.sqrt(fan_in)
     return jax.random.uniform(key, shape, minval=-bound, maxval=bound)
 
 
@@ -71,13 +72,18 @@ class CNNEncoder(Encoder):
 
     For width w, window t covers positions ``t .. t+w-1``; feature map m responds
     ``act(W_m · [x_t; ...; x_{t+w-1}] + b_m)``. Pooling takes, per map, the largest
-    response over the windows that lie inside the real sequence (narrow
-    convolution), so padding never wins the max and never changes the result. An
-    input shorter than a filter is padded with zero vectors to the filter's width
-    and gives that filter one window.
+    response over the windows that lie inside the real sequence (``padding="narrow"``),
+    so padding never wins the max and never changes the result. An input shorter
+    than a filter is padded with zero vectors to the filter's width and gives that
+    filter one window. With ``padding="wide"`` every window that overlaps the real
+    sequence counts, with zero vectors standing in outside it (t from -(w-1) to
+    n-1 for n real positions): the first and last words get windows of their own
+    at every width, as in Kim's code, which pads each sentence with zero vectors.
+    Batch padding still never changes the result.
 
     - ``states[t]`` ``[output_size]``: the responses of the windows starting at t
-      (zero where a window does not fit, and at padded positions).
+      (zero where a window does not count, and at padded positions; with wide
+      padding the windows starting before the sequence are pooled but not returned).
     - ``final`` ``[final_size]``: the pooled responses, through optional highway layers.
 
     **Arguments:**
@@ -87,6 +93,8 @@ class CNNEncoder(Encoder):
     - `widths`: filter widths; `maps`: feature maps per width (one count for all, or one per width).
     - `activation`: ``"relu"``, ``"tanh"`` or ``"identity"``.
     - `highway_layers`: highway layers over the pooled vector (ELMo's character CNN uses them).
+    - `padding`: ``"narrow"`` (windows inside the sequence) or ``"wide"`` (windows overlapping it).
+    - `init_scale`: filters drawn from U(-s, s); 0: s = 1/sqrt(fan in) (Kim: 0.01).
     - `key`: parameter key.
 
     ??? cite
@@ -101,6 +109,7 @@ class CNNEncoder(Encoder):
     final_size: int = eqx.field(static=True)
     widths: tuple[int, ...] = eqx.field(static=True)
     activation: str = eqx.field(static=True)
+    padding: str = eqx.field(static=True)
 
     def __init__(
         self,
@@ -111,9 +120,13 @@ class CNNEncoder(Encoder):
         maps: Sequence[int] = (100,),
         activation: str = "relu",
         highway_layers: int = 0,
+        padding: str = "narrow",
+        init_scale: float = 0.0,
         key: PRNGKeyArray,
     ) -> None:
         del cell
+        if padding not in ("narrow", "wide"):
+            raise ValueError(f"padding must be 'narrow' or 'wide', got {padding!r}")
         if not widths or any(int(w) < 1 for w in widths):
             raise ValueError(f"widths must be positive filter widths, got {list(widths)}")
         if activation not in _ACTIVATIONS:
@@ -122,13 +135,15 @@ class CNNEncoder(Encoder):
         keys = jax.random.split(key, len(widths) + 1)
         self.widths = tuple(int(w) for w in widths)
         self.filters = tuple(
-            _uniform(k, (w * input_size, m), w * input_size) for k, w, m in zip(keys, self.widths, counts, strict=False)
+            _uniform(k, (w * input_size, m), w * input_size, init_scale)
+            for k, w, m in zip(keys, self.widths, counts, strict=False)
         )
         self.biases = tuple(jnp.zeros(m) for m in counts)
         total = sum(counts)
         self.highway = Highway(total, highway_layers, key=keys[-1]) if highway_layers > 0 else None
         self.input_size, self.output_size, self.final_size = input_size, total, total
         self.activation = activation
+        self.padding = padding
 
     def __call__(
         self,
@@ -137,20 +152,25 @@ class CNNEncoder(Encoder):
         *,
         key: PRNGKeyArray | None = None,
     ) -> EncoderOutput:
-        length = x.shape[0]
-        span = max(length, max(self.widths))
-        # Zero the pads and extend to `span + widest - 1` rows, so every window is in bounds.
+        length, widest = x.shape[0], max(self.widths)
+        span = max(length, widest)
+        lead = widest - 1 if self.padding == "wide" else 0  # windows that start before the sequence
+        # Zero the pads; `lead` zero rows in front, and enough behind that every window is in bounds.
         x = jnp.where(mask[:, None], x, 0.0)
-        x = jnp.pad(x, ((0, span + max(self.widths) - 1 - length), (0, 0)))
+        x = jnp.pad(x, ((lead, span + widest - 1 - length), (0, 0)))
         real = jnp.sum(mask)
         act = _ACTIVATIONS[self.activation]
+        starts = jnp.arange(lead + span) - lead  # window i starts at position i - lead
         states, pooled = [], []
         for width, weight, bias in zip(self.widths, self.filters, self.biases, strict=True):
-            windows = jnp.concatenate([x[k : k + span] for k in range(width)], axis=-1)  # [span, width*input]
+            windows = jnp.concatenate([x[k : k + lead + span] for k in range(width)], axis=-1)  # [lead+span, w*in]
             responses = act(windows @ weight + bias)
-            starts = jnp.arange(span)
-            fits = ((starts + width <= real) | ((starts == 0) & (real > 0)))[:, None]
-            states.append(jnp.where(fits, responses, 0.0)[:length])
+            if self.padding == "wide":
+                fits = (starts > -width) & (starts < real)
+            else:
+                fits = (starts >= 0) & ((starts + width <= real) | ((starts == 0) & (real > 0)))
+            fits = fits[:, None]
+            states.append(jnp.where(fits, responses, 0.0)[lead : lead + length])
             best = jnp.max(jnp.where(fits, responses, jnp.finfo(responses.dtype).min), axis=0)
             pooled.append(jnp.where(real > 0, best, 0.0))
         final = jnp.concatenate(pooled)

@@ -36,8 +36,10 @@ class TextCNN(Model):
     Hyperparameters: ``vocab_size``, ``num_classes``, ``dropout`` (on the pooled
     features, 0.5), ``freeze_embeddings`` (CNN-static: the word vectors get no
     gradient), ``max_norm`` (the l2 bound on each class's weight vector, applied
-    by the optimiser: see `zoo_textcnn.optim.max_norm`), ``lowercase`` (how
-    `tokenize` splits raw text for `classify`), ``pad_id``.
+    by the optimiser: see `zoo_textcnn.optim.max_norm`), ``lowercase`` and
+    ``tokenizer`` (how `tokenize` splits raw text for `classify`: ``"words"`` or
+    Kim's ``"kim"``), ``output_init`` (``"uniform"``, or ``"zeros"`` as in Kim's
+    code), ``pad_id``.
 
     Batches for `loss` hold ``words [B, S]``, ``words_mask [B, S]`` and ``labels [B]``.
 
@@ -57,7 +59,12 @@ class TextCNN(Model):
         self.embedder = spec.slot("embedder").build(num_embeddings=p["vocab_size"], key=k_emb)
         cell = spec.slot("cell").partial()
         self.encoder = spec.slot("encoder").build(input_size=self.embedder.embedding_size, cell=cell, key=k_enc)
-        self.output = eqx.nn.Linear(self.encoder.final_size, p["num_classes"], key=k_out)
+        output = eqx.nn.Linear(self.encoder.final_size, p["num_classes"], key=k_out)
+        if p.get("output_init", "uniform") == "zeros":  # Kim's logistic regression starts at zero
+            output = eqx.tree_at(lambda o: (o.weight, o.bias), output, (output.weight * 0, output.bias * 0))
+        elif p.get("output_init", "uniform") != "uniform":
+            raise ValueError(f"output_init must be 'uniform' or 'zeros', got {p['output_init']!r}")
+        self.output = output
         self.spec, self.vocabs = spec, vocabs
 
     def __call__(
@@ -105,7 +112,7 @@ class TextCNN(Model):
 
     def tokenize(self, text: str) -> list[str]:
         """Split raw text the way this model's training data was split."""
-        return tokenize(text, lowercase=self.spec["lowercase"])
+        return tokenize(text, lowercase=self.spec["lowercase"], tokenizer=self.spec.params.get("tokenizer", "words"))
 
     def predict_proba(self, texts: Sequence[str | Sequence[str]], *, batch_size: int = 256) -> np.ndarray:
         """Class probabilities ``[n, num_classes]``; a text is a string (tokenised by

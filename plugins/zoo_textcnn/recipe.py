@@ -15,20 +15,33 @@ from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 from zoo.recipes import add_common_arguments
 from zoo.selection import KeepBest, StopTraining
-from zoo_textcnn.data import LabelledBatches, LabelledTexts, label_vocab, read_columns, read_label_text
+from zoo_textcnn.data import (
+    TOKENIZERS,
+    LabelledBatches,
+    LabelledTexts,
+    label_vocab,
+    read_columns,
+    read_label_text,
+)
 from zoo_textcnn.optim import kim_optimizer
 from zoo_textcnn.pretrained import initialise_embeddings
 
 __all__ = ["TextCNNRecipe", "accuracy", "fit", "read_data", "recipe"]
 
 
-def read_data(path: Path, *, text_column: str | None, label_column: str | None, lowercase: bool) -> LabelledTexts:
+def read_data(
+    path: Path, *, text_column: str | None, label_column: str | None, lowercase: bool, tokenizer: str = "words"
+) -> LabelledTexts:
     """``label<TAB>text`` lines, or a CSV/TSV with a header when columns are named."""
     if text_column or label_column:
         return read_columns(
-            path, text_column=text_column or "text", label_column=label_column or "label", lowercase=lowercase
+            path,
+            text_column=text_column or "text",
+            label_column=label_column or "label",
+            lowercase=lowercase,
+            tokenizer=tokenizer,
         )
-    return read_label_text(path, lowercase=lowercase)
+    return read_label_text(path, lowercase=lowercase, tokenizer=tokenizer)
 
 
 def accuracy(model: Any, data: LabelledTexts) -> float:
@@ -56,13 +69,17 @@ def fit(
     learning_rate: float = 1.0,
     patience: int | None = None,
     buckets: Sequence[int] | None = None,
+    pad_to_longest: bool = False,
     progress: bool = True,
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Train a TextCNN the way Kim did: Adadelta, max-norm, the best epoch on `dev` kept.
 
     With `patience`, training stops after that many epochs without a better dev score.
-    `buckets` fixes the padded widths (default: length quantiles of `train`).
+    `buckets` fixes the padded widths (default: length quantiles of `train`);
+    `pad_to_longest` pads every batch to the longest training text instead, as Kim
+    did: batches then mix lengths freely rather than grouping similar ones (each
+    step costs more).
 
     **Returns:** ``(model, info)``; `info` holds ``best_dev``, ``best_epoch``,
     ``epochs_run``, ``stopped`` (why it stopped early, or None) and ``coverage``
@@ -71,6 +88,8 @@ def fit(
     vocab = vocab or Vocab.build(train.texts, specials=("pad", "unk"))
     labels = label_vocab(train.labels)
     model = zoo.build(name, key=jax.random.key(seed), vocab={"words": vocab, "labels": labels}, **dict(overrides or {}))
+    if pad_to_longest:
+        buckets = [max(1, *(len(t) for t in train.texts))]
     coverage = None
     if vectors is not None:
         model, coverage = initialise_embeddings(model, vectors, key=jax.random.key(seed + 2))
@@ -121,6 +140,10 @@ class TextCNNRecipe:
         parser.add_argument("--text-column", help="for a CSV/TSV with a header: the text column")
         parser.add_argument("--label-column", help="for a CSV/TSV with a header: the label column")
         parser.add_argument("--keep-case", action="store_true", help="do not lowercase the text")
+        parser.add_argument(
+            "--tokenizer", choices=TOKENIZERS, help="how to split the text (default: the model's, Kim's 'kim')"
+        )
+        parser.add_argument("--pad-to-longest", action="store_true", help="pad batches to the longest text (Kim)")
         parser.add_argument("--epochs", type=int, default=25, help="epochs when --steps is 0 (default 25)")
         parser.add_argument("--dev-fraction", type=float, default=0.1, help="held out for choosing the epoch")
         parser.add_argument(
@@ -133,11 +156,14 @@ class TextCNNRecipe:
         parser.add_argument("--max-norm", type=float, default=3.0, help="l2 bound of each class's weights")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        if options.tokenizer:
+            overrides["tokenizer"] = options.tokenizer
         data = read_data(
             options.data,
             text_column=options.text_column,
             label_column=options.label_column,
             lowercase=not options.keep_case,
+            tokenizer=zoo.describe(name, **overrides).params.get("tokenizer", "words"),
         )
         order = np.random.default_rng(options.seed).permutation(len(data))
         n_dev = round(len(data) * options.dev_fraction)
@@ -170,6 +196,7 @@ class TextCNNRecipe:
             max_norm_limit=options.max_norm,
             learning_rate=options.lr,
             patience=options.patience if options.patience > 0 else None,
+            pad_to_longest=options.pad_to_longest,
             progress=not options.quiet,
             overrides=overrides,
         )
@@ -189,6 +216,7 @@ class TextCNNRecipe:
             text_column=options.text_column,
             label_column=options.label_column,
             lowercase=model.spec["lowercase"],
+            tokenizer=model.spec.params.get("tokenizer", "words"),
         )
         return {"accuracy": accuracy(model, data), "examples": float(len(data))}
 
