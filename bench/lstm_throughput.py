@@ -63,12 +63,13 @@ def run_zoo(args: argparse.Namespace) -> dict:
     size = {"hidden_size": args.hidden, "embedding_size": args.hidden}
     model = zoo.build("lstm-lm-small", key=jax.random.key(0), vocab_size=vocab_size, **size)
     data = StreamBatches(ids, batch_size=args.batch_size, unroll=args.unroll)
+    optimizer = zaremba_sgd(1.0, steps_per_epoch=data.batches_per_epoch(), unroll=args.unroll)
     result = train(
         model,
         data,
         steps=args.warmup + args.steps,
         key=jax.random.key(1),
-        optimizer=zaremba_sgd(1.0, steps_per_epoch=data.batches_per_epoch(), unroll=args.unroll),
+        optimizer=optimizer,
         carry=model.initial_carry(args.batch_size),
         units="mask",
         log_every=args.warmup,
@@ -77,6 +78,20 @@ def run_zoo(args: argparse.Namespace) -> dict:
     timed = [r for r in result.history if "units_per_s" in r][1:]
     rate = float(np.mean([r["units_per_s"] for r in timed]))
     loss = result.history[-1]["loss"]
+    if args.profile:
+        from xla_ops import profile_ops
+
+        carry = result.carry  # the step donates its carry: each run gets a copy
+        again = lambda: train(
+            result.model,
+            data,
+            steps=5,
+            key=jax.random.key(2),
+            optimizer=optimizer,
+            carry=jax.tree.map(jax.numpy.copy, carry),
+            progress=False,
+        ).model
+        print(f"zoo: 5 training steps, XLA operations by time\n{profile_ops(again, calls=2)}", file=sys.stderr)
     return {"side": "zoo", "tokens_per_s": rate, "loss": loss, "compilations": result.compilations}
 
 
@@ -145,6 +160,7 @@ def main() -> int:
     parser.add_argument("--hidden", type=int, default=200)
     parser.add_argument("--vocab-size", type=int, default=None, help="fold PTB ids into this many classes")
     parser.add_argument("--repeats", type=int, default=1, help="alternate the sides this many times")
+    parser.add_argument("--profile", action="store_true", help="zoo: print the step's XLA operations by time")
     args = parser.parse_args()
     if args.side == "zoo":
         print(json.dumps(run_zoo(args)))
@@ -160,6 +176,8 @@ def main() -> int:
                 [sys.executable, __file__, "--side", side, *passthrough], capture_output=True, text=True, check=True
             )
             rates[side].append(json.loads(out.stdout.strip().splitlines()[-1])["tokens_per_s"])
+            if args.profile and "XLA operations" in out.stderr:
+                print(out.stderr[out.stderr.index("zoo: ") :], file=sys.stderr)
     zoo_rate, torch_rate = max(rates["zoo"]), max(rates["torch"])
     vocab = f"vocabulary {args.vocab_size}" if args.vocab_size else "PTB vocabulary (10,002)"
     shape = f"lstm-lm 2 x {args.hidden}, batch {args.batch_size}, unroll {args.unroll}"
