@@ -23,7 +23,7 @@ import numpy as np
 
 from zoo.data.paths import shared_data
 from zoo.data.vocab import Vocab
-from zoo_textcnn.data import TOKENIZERS, LabelledTexts, read_movie_reviews, read_trec
+from zoo_textcnn.data import LabelledTexts, read_movie_reviews, read_trec
 from zoo_textcnn.pretrained import vectors_of
 from zoo_textcnn.recipe import accuracy, fit
 
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-folds", type=int, help="MR: run only the first N folds (a quick look)")
     parser.add_argument("--epochs", type=int, default=25, help="at most this many epochs (Kim: 25)")
     parser.add_argument("--patience", type=int, default=0, help="stop after N epochs without a dev gain (0: never)")
-    parser.add_argument("--tokenizer", choices=TOKENIZERS, default="kim", help="how to split the text (Kim: 'kim')")
+    parser.add_argument("--tokenizer", default="kim", help="how to split the text (Kim: 'kim'; any zoo tokeniser)")
     parser.add_argument("--pad-to-longest", action="store_true", help="pad batches to the longest text (Kim)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true")

@@ -10,8 +10,9 @@ import pytest
 
 import zoo
 from zoo.builder import component_spec
+from zoo.data.tokenize import get_tokenizer
 from zoo.data.vocab import Vocab
-from zoo.errors import DataError
+from zoo.errors import DataError, UnknownNameError
 from zoo.vectors import KeyedVectors
 from zoo_textcnn.data import LabelledTexts, read_label_text, read_movie_reviews, tokenize
 from zoo_textcnn.optim import max_norm
@@ -167,6 +168,12 @@ def test_readers(tmp_path):
         "it", "'s", "a", "''", "great", "''", "film", "(", "j", "r", "r", ")", ",", "is", "n't", "it", "?",
     ]  # fmt: skip
     assert tokenize("What 's `` Nam '' ?", lowercase=False, tokenizer="kim") == ["What", "'s", "``", "Nam", "''", "?"]
+    # zoo's tokenisers serve textcnn, and textcnn's serve every zoo command (lowercasing there)
+    assert tokenize("Don't stop, Bob!", tokenizer="punct") == ["don't", "stop", ",", "bob", "!"]
+    assert get_tokenizer("kim")("Isn't it?") == ["is", "n't", "it", "?"]
+    assert get_tokenizer("words-marks")("It's OK!") == ["it's", "ok", "!"]
+    with pytest.raises(UnknownNameError, match="Did you mean 'kim'"):
+        tokenize("text", tokenizer="kimm")
     reviews = tmp_path / "mr.tsv"
     reviews.write_text("id\tsentiment\ttext\n1\t2.5\tGood fun\n2\t0.0\tMeh\n3\t-1.2\tDull ''plot''\n")
     data = read_movie_reviews(reviews)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import csv
 import gzip
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from zoo.data.batching import SequenceBatches
+from zoo.data.tokenize import get_tokenizer
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 
@@ -22,9 +23,10 @@ __all__ = [
     "read_label_text",
     "read_movie_reviews",
     "read_trec",
-    "TOKENIZERS",
+    "LEGACY_TOKENIZER",
     "kim_tokenize",
     "tokenize",
+    "words_and_marks",
 ]
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", re.IGNORECASE)
@@ -36,7 +38,13 @@ _KIM_MARK = re.compile(r"([(),!?])")
 _KIM_QUOTES = re.compile(r"^([`']+)(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])([`']+)$")
 _KIM_CLITIC_ONLY = re.compile(r"^(?:'s|'ve|n't|'re|'d|'ll)$", re.IGNORECASE)
 
-TOKENIZERS = ("words", "kim")
+LEGACY_TOKENIZER = "words-marks"  # models saved before the tokenizer hyperparameter split text this way
+
+
+def words_and_marks(text: str) -> list[str]:
+    """Words (with inner apostrophes: ``don't``, ``film's``) and single punctuation marks, case kept:
+    ``"It's a ''great'' film!"`` -> ``["It's", "a", "'", "'", "great", "'", "'", "film", "!"]``."""
+    return _TOKEN.findall(text)
 
 
 def kim_tokenize(text: str, *, lowercase: bool = True) -> list[str]:
@@ -55,18 +63,31 @@ def kim_tokenize(text: str, *, lowercase: bool = True) -> list[str]:
     return [t.lower() for t in tokens] if lowercase else tokens
 
 
-def tokenize(text: str, *, lowercase: bool = True, tokenizer: str = "words") -> list[str]:
-    """Split raw text into tokens.
+# This plugin's own splitters, case kept (`tokenize` lowercases first when asked); the plugin
+# also registers them with zoo (lowercasing, like zoo's other tokenisers) for every other use.
+_OWN = {"kim": lambda text: kim_tokenize(text, lowercase=False), LEGACY_TOKENIZER: words_and_marks}
 
-    - ``"words"``: words (with inner apostrophes: ``don't``, ``film's``) and single punctuation
-      marks: ``"It's a ''great'' film!"`` -> ``["it's", "a", "'", "'", "great", "'", "'", "film", "!"]``.
-    - ``"kim"``: `kim_tokenize`, Kim's (2014) cleaning.
+
+def splitter(tokenizer: str) -> Callable[[str], list[str]]:
+    """The function behind a tokeniser name: this plugin's ``kim`` and ``words-marks`` keep case;
+    any other name is looked up among zoo's tokenisers (`zoo.data.tokenize.get_tokenizer`)."""
+    return _OWN[tokenizer] if tokenizer in _OWN else get_tokenizer(tokenizer)
+
+
+def tokenize(text: str, *, lowercase: bool = True, tokenizer: str = LEGACY_TOKENIZER) -> list[str]:
+    """Split raw text into tokens with a named tokeniser, lowercasing first if asked.
+
+    - ``"kim"``: `kim_tokenize`, Kim's (2014) cleaning (the textcnn default);
+    - ``"words-marks"``: `words_and_marks`;
+    - any other tokeniser zoo knows (``punct``, ``words``, a plugin's).
     """
-    if tokenizer == "kim":
-        return kim_tokenize(text, lowercase=lowercase)
-    if tokenizer != "words":
-        raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
-    return _TOKEN.findall(text.lower() if lowercase else text)
+    return text_splitter(lowercase=lowercase, tokenizer=tokenizer)(text)
+
+
+def text_splitter(*, lowercase: bool, tokenizer: str) -> Callable[[str], list[str]]:
+    """`tokenize` with its settings fixed, the name looked up once (for reading many texts)."""
+    split = splitter(tokenizer)
+    return (lambda text: split(text.lower())) if lowercase else split
 
 
 class LabelledTexts:
@@ -89,9 +110,9 @@ def _open(path: Path):
     return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
 
 
-def read_label_text(path: str | Path, *, lowercase: bool = True, tokenizer: str = "words") -> LabelledTexts:
+def read_label_text(path: str | Path, *, lowercase: bool = True, tokenizer: str = LEGACY_TOKENIZER) -> LabelledTexts:
     """``label<TAB>text`` lines (plain or .gz); blank lines are skipped; texts split by `tokenize`."""
-    path = Path(path)
+    path, split = Path(path), text_splitter(lowercase=lowercase, tokenizer=tokenizer)
     texts, labels = [], []
     with _open(path) as lines:
         for number, line in enumerate(lines, 1):
@@ -100,7 +121,7 @@ def read_label_text(path: str | Path, *, lowercase: bool = True, tokenizer: str 
             label, sep, text = line.rstrip("\n").partition("\t")
             if not sep or not label.strip():
                 raise DataError(f"{path}:{number}: expected 'label<TAB>text', got {line[:60]!r}")
-            texts.append(tokenize(text, lowercase=lowercase, tokenizer=tokenizer))
+            texts.append(split(text))
             labels.append(label.strip())
     if not texts:
         raise DataError(f"{path} holds no labelled texts")
@@ -113,10 +134,10 @@ def read_columns(
     text_column: str = "text",
     label_column: str = "label",
     lowercase: bool = True,
-    tokenizer: str = "words",
+    tokenizer: str = LEGACY_TOKENIZER,
 ) -> LabelledTexts:
     """A CSV (or, for .tsv, tab-separated) file with a header naming its columns."""
-    path = Path(path)
+    path, split = Path(path), text_splitter(lowercase=lowercase, tokenizer=tokenizer)
     delimiter = "\t" if ".tsv" in path.suffixes else ","
     with _open(path) as handle:
         reader = csv.DictReader(handle, delimiter=delimiter)
@@ -127,21 +148,21 @@ def read_columns(
     if not rows:
         raise DataError(f"{path} holds no rows")
     return LabelledTexts(
-        [tokenize(r[text_column], lowercase=lowercase, tokenizer=tokenizer) for r in rows],
+        [split(r[text_column]) for r in rows],
         [r[label_column].strip() for r in rows],
     )
 
 
-def read_movie_reviews(path: str | Path, *, lowercase: bool = True, tokenizer: str = "words") -> LabelledTexts:
+def read_movie_reviews(path: str | Path, *, lowercase: bool = True, tokenizer: str = LEGACY_TOKENIZER) -> LabelledTexts:
     """Movie-review sentences (``id<TAB>score<TAB>text``): label = sign of the score; zeros dropped."""
-    path = Path(path)
+    path, split = Path(path), text_splitter(lowercase=lowercase, tokenizer=tokenizer)
     texts, labels = [], []
     with _open(path) as handle:
         for row in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
             score = float(row["sentiment"])
             if score == 0:
                 continue
-            texts.append(tokenize(row["text"], lowercase=lowercase, tokenizer=tokenizer))
+            texts.append(split(row["text"]))
             labels.append("positive" if score > 0 else "negative")
     if not texts:
         raise DataError(f"{path} holds no scored sentences")
@@ -152,7 +173,7 @@ TREC_COARSE = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 
 
 def read_trec(
-    path: str | Path, *, lowercase: bool = False, tokenizer: str = "words"
+    path: str | Path, *, lowercase: bool = False, tokenizer: str = LEGACY_TOKENIZER
 ) -> tuple[LabelledTexts, LabelledTexts]:
     """TREC questions (``,label-coarse,label-fine,text``): the standard 5,452 training and last 500 test.
 

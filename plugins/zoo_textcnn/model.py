@@ -16,7 +16,7 @@ from zoo.errors import DataError
 from zoo.interfaces import Embedder, Encoder, Model
 from zoo.nn import dropout as apply_dropout
 from zoo.spec import ModelSpec
-from zoo_textcnn.data import tokenize
+from zoo_textcnn.data import LEGACY_TOKENIZER, tokenize
 
 __all__ = ["TextCNN"]
 
@@ -37,8 +37,8 @@ class TextCNN(Model):
     features, 0.5), ``freeze_embeddings`` (CNN-static: the word vectors get no
     gradient), ``max_norm`` (the l2 bound on each class's weight vector, applied
     by the optimiser: see `zoo_textcnn.optim.max_norm`), ``lowercase`` and
-    ``tokenizer`` (how `tokenize` splits raw text for `classify`: ``"words"`` or
-    Kim's ``"kim"``), ``output_init`` (``"uniform"``, or ``"zeros"`` as in Kim's
+    ``tokenizer`` (how `tokenize` splits raw text for `classify`: Kim's ``"kim"``, ``"words-marks"``
+    or any tokeniser zoo knows), ``output_init`` (``"uniform"``, or ``"zeros"`` as in Kim's
     code), ``pad_id``.
 
     Batches for `loss` hold ``words [B, S]``, ``words_mask [B, S]`` and ``labels [B]``.
@@ -112,7 +112,9 @@ class TextCNN(Model):
 
     def tokenize(self, text: str) -> list[str]:
         """Split raw text the way this model's training data was split."""
-        return tokenize(text, lowercase=self.spec["lowercase"], tokenizer=self.spec.params.get("tokenizer", "words"))
+        return tokenize(
+            text, lowercase=self.spec["lowercase"], tokenizer=self.spec.params.get("tokenizer", LEGACY_TOKENIZER)
+        )
 
     def predict_proba(self, texts: Sequence[str | Sequence[str]], *, batch_size: int = 256) -> np.ndarray:
         """Class probabilities ``[n, num_classes]``; a text is a string (tokenised by

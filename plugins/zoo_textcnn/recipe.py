@@ -16,7 +16,7 @@ from zoo.errors import DataError
 from zoo.recipes import add_common_arguments
 from zoo.selection import KeepBest, StopTraining
 from zoo_textcnn.data import (
-    TOKENIZERS,
+    LEGACY_TOKENIZER,
     LabelledBatches,
     LabelledTexts,
     label_vocab,
@@ -30,7 +30,7 @@ __all__ = ["TextCNNRecipe", "accuracy", "fit", "read_data", "recipe"]
 
 
 def read_data(
-    path: Path, *, text_column: str | None, label_column: str | None, lowercase: bool, tokenizer: str = "words"
+    path: Path, *, text_column: str | None, label_column: str | None, lowercase: bool, tokenizer: str = LEGACY_TOKENIZER
 ) -> LabelledTexts:
     """``label<TAB>text`` lines, or a CSV/TSV with a header when columns are named."""
     if text_column or label_column:
@@ -141,7 +141,7 @@ class TextCNNRecipe:
         parser.add_argument("--label-column", help="for a CSV/TSV with a header: the label column")
         parser.add_argument("--keep-case", action="store_true", help="do not lowercase the text")
         parser.add_argument(
-            "--tokenizer", choices=TOKENIZERS, help="how to split the text (default: the model's, Kim's 'kim')"
+            "--tokenizer", help="how to split the text: kim (the default), words-marks, or any zoo tokeniser"
         )
         parser.add_argument("--pad-to-longest", action="store_true", help="pad batches to the longest text (Kim)")
         parser.add_argument("--epochs", type=int, default=25, help="epochs when --steps is 0 (default 25)")
@@ -163,7 +163,7 @@ class TextCNNRecipe:
             text_column=options.text_column,
             label_column=options.label_column,
             lowercase=not options.keep_case,
-            tokenizer=zoo.describe(name, **overrides).params.get("tokenizer", "words"),
+            tokenizer=zoo.describe(name, **overrides).params.get("tokenizer", LEGACY_TOKENIZER),
         )
         order = np.random.default_rng(options.seed).permutation(len(data))
         n_dev = round(len(data) * options.dev_fraction)
@@ -216,7 +216,7 @@ class TextCNNRecipe:
             text_column=options.text_column,
             label_column=options.label_column,
             lowercase=model.spec["lowercase"],
-            tokenizer=model.spec.params.get("tokenizer", "words"),
+            tokenizer=model.spec.params.get("tokenizer", LEGACY_TOKENIZER),
         )
         return {"accuracy": accuracy(model, data), "examples": float(len(data))}
 
