@@ -56,6 +56,8 @@ def run_model(model: str, corpus: list[Path], options: argparse.Namespace) -> di
     counts = count_tokens(corpus, options.tokenizer)
     vocab = build_word_vocab(counts, min_count=options.min_count)
     params = {"embedding_size": options.dim, "window": options.window}
+    if model == "glove" and getattr(options, "glove_x_max", None) is not None:
+        params["x_max"] = options.glove_x_max
     built = zoo.build(model, key=jax.random.key(options.seed), vocab={"words": vocab}, **params)
     p = built.spec.params
     cooc = cooccurrence_matrix(corpus, vocab, window=p["window"], weighting=p["weighting"], tokenizer=options.tokenizer)
@@ -167,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokenizer", default="ascii-words", help="how the corpus words were counted")
     parser.add_argument("--glove-epochs", type=int, default=25)
     parser.add_argument("--glove-lr", type=float, default=0.05)
+    parser.add_argument("--glove-x-max", type=float, default=None, help="GloVe's x_max (default: the model's, 100)")
     parser.add_argument("--batch-size", type=int, default=16384, help="GloVe entries per step")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", help="folder to save the trained models in")

@@ -37,10 +37,14 @@ class GloVeRecipe:
         parser.add_argument("--dim", type=int, help="vector size (default 100)")
         parser.add_argument("--window", type=int, help="context window (default 10)")
         parser.add_argument("--weighting", choices=WEIGHTINGS, help="distance weighting (default harmonic: 1/d)")
-        parser.add_argument("--x-max", type=float, help="weighting cut-off x_max (default 100)")
+        parser.add_argument(
+            "--x-max", type=float, help="weighting cut-off x_max (default 100; 10 suits corpora of a few M words)"
+        )
         parser.add_argument("--alpha", type=float, help="weighting exponent alpha (default 0.75)")
         parser.add_argument("--epochs", type=int, default=25, help="passes over the co-occurrences (default 25)")
-        parser.add_argument("--lr", type=float, default=0.05, help="AdaGrad learning rate (default 0.05)")
+        parser.add_argument(
+            "--lr", type=float, default=0.05, help="AdaGrad learning rate (default 0.05; 0.2 fits small corpora faster)"
+        )
         parser.add_argument("--batch-size", type=int, default=16384, help="entries per step (default 16384)")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:

@@ -73,7 +73,8 @@ def _adagrad_entries(table: Array, index: Array, accum: Array, grads: Array, lr:
     scaled = lr * grads
     mates = jnp.zeros(table.shape[0], grads.dtype).at[index].add(1.0)[index] - 1.0
     accum = accum + mates[:, None] * scaled**2
-    return table.at[index].add(jnp.concatenate([-scaled / jnp.sqrt(accum), scaled**2], axis=1))
+    update = jax.lax.optimization_barrier(jnp.concatenate([-scaled / jnp.sqrt(accum), scaled**2], axis=1))
+    return table.at[index].add(update)
 
 
 def _step(tables: tuple[Array, Array], batch, lr: float, clip: float):
@@ -82,9 +83,11 @@ def _step(tables: tuple[Array, Array], batch, lr: float, clip: float):
     rows, cols, log_x, weight = batch
     word, context = tables
     width = word.shape[1] // 2
-    word_rows, context_rows = word[rows], context[cols]  # one gather per table: [θ | G]
+    # one gather per table: [θ | G]; the barriers keep XLA from fusing the gathers into (and
+    # recomputing them in) every consumer, and the scatters' updates from being recomputed
+    word_rows, context_rows = jax.lax.optimization_barrier((word[rows], context[cols]))
     w, c = word_rows[:, :width], context_rows[:, :width]
-    diff = jnp.sum(w * c, axis=-1) - log_x
+    diff = jnp.einsum("bk,bk->b", w, c) - log_x
     fdiff = (weight * diff)[:, None]
     word_mask = jnp.ones(width).at[width - 1].set(0.0)  # the trailing 1 of [w, b, 1]
     context_mask = jnp.ones(width).at[width - 2].set(0.0)  # the 1 of [w̃, 1, b̃]
