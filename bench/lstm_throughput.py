@@ -82,15 +82,17 @@ def run_zoo(args: argparse.Namespace) -> dict:
         from xla_ops import profile_ops
 
         carry = result.carry  # the step donates its carry: each run gets a copy
-        again = lambda: train(
-            result.model,
-            data,
-            steps=5,
-            key=jax.random.key(2),
-            optimizer=optimizer,
-            carry=jax.tree.map(jax.numpy.copy, carry),
-            progress=False,
-        ).model
+        again = lambda: (
+            train(
+                result.model,
+                data,
+                steps=5,
+                key=jax.random.key(2),
+                optimizer=optimizer,
+                carry=jax.tree.map(jax.numpy.copy, carry),
+                progress=False,
+            ).model
+        )
         print(f"zoo: 5 training steps, XLA operations by time\n{profile_ops(again, calls=2)}", file=sys.stderr)
     return {"side": "zoo", "tokens_per_s": rate, "loss": loss, "compilations": result.compilations}
 
