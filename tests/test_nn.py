@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 from zoo.nn import uniform_rows
 
@@ -18,6 +19,14 @@ def test_uniform_rows_fills_every_row_within_bounds_and_repeats_for_a_key():
     np.testing.assert_array_equal(x, np.asarray(uniform_rows(key, (1000, 7), -0.5, 0.25, block_rows=128)))
     assert not np.array_equal(x[:128], x[128:256])  # blocks draw from their own keys
     assert not np.array_equal(x, np.asarray(uniform_rows(jax.random.key(4), (1000, 7), -0.5, 0.25, block_rows=128)))
+
+
+def test_uniform_rows_rejects_a_shape_without_rows_or_empty_blocks():
+    with pytest.raises(ValueError, match="block_rows >= 1"):
+        uniform_rows(jax.random.key(0), (10, 2), 0.0, 1.0, block_rows=0)
+    with pytest.raises(ValueError, match="shape with rows"):
+        uniform_rows(jax.random.key(0), (), 0.0, 1.0)
+    assert uniform_rows(jax.random.key(0), [0, 3], 0.0, 1.0).shape == (0, 3)
 
 
 def test_uniform_rows_in_one_block_is_jax_random_uniform():

@@ -69,6 +69,14 @@ def test_inputs_shorter_than_the_widest_filter_are_padded(registry, length):
     np.testing.assert_allclose(out.final[6:], jax.nn.relu(wide), rtol=1e-5, atol=1e-5)
 
 
+def test_an_unscoped_init_scale_reaches_the_embeddings_not_the_filters():
+    spec = zoo.describe("textcnn", init_scale=None)
+    assert spec.slot("embedder").params["init_scale"] is None
+    assert spec.slot("encoder").params["filter_scale"] == 0.01  # Kim's filters stay as they were
+    model = zoo.build("textcnn", key=jax.random.key(0), vocab_size=20, num_classes=2, embedding_size=4, init_scale=None)
+    assert float(jnp.max(jnp.abs(model.encoder.filters[0]))) <= 0.01
+
+
 def test_a_fully_padded_input_gives_zeros(registry):
     out = _encoder(registry, highway_layers=0)(jnp.ones((3, 4)), jnp.zeros(3, bool))
     assert bool(jnp.all(out.final == 0)) and bool(jnp.all(out.states == 0))
@@ -106,7 +114,7 @@ def test_textcnn_learns_negation_and_classifies_after_reload(tmp_path):
             "embedding_size": 16,
             "maps": [8],
             "widths": [1, 2],
-            "encoder.init_scale": 0.0,
+            "filter_scale": 0.0,
             "output_init": "uniform",
         },
     )
@@ -170,7 +178,7 @@ def test_readers(tmp_path):
     assert tokenize("What 's `` Nam '' ?", lowercase=False, tokenizer="kim") == ["What", "'s", "``", "Nam", "''", "?"]
     # zoo's tokenisers serve textcnn, and textcnn's serve every zoo command (lowercasing there)
     assert tokenize("Don't stop, Bob!", tokenizer="punct") == ["don't", "stop", ",", "bob", "!"]
-    assert get_tokenizer("kim")("Isn't it?") == ["is", "n't", "it", "?"]
+    assert get_tokenizer("kim")("ISN'T it?") == ["is", "n't", "it", "?"] == tokenize("ISN'T it?", tokenizer="kim")
     assert get_tokenizer("words-marks")("It's OK!") == ["it's", "ok", "!"]
     with pytest.raises(UnknownNameError, match="Did you mean 'kim'"):
         tokenize("text", tokenizer="kimm")

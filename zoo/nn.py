@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -50,10 +51,9 @@ def scalar_mix(
     return gamma * jnp.tensordot(s, layers, axes=1)
 
 
-@functools.partial(jax.jit, static_argnames=("shape", "block_rows"))
 def uniform_rows(
     key: jax.Array,
-    shape: tuple[int, ...],
+    shape: Sequence[int],
     minval: float | Array,
     maxval: float | Array,
     *,
@@ -68,6 +68,14 @@ def uniform_rows(
     ``rows - block_rows`` (it overlaps the one before), so the values depend on
     `block_rows` but never on anything else.
     """
+    shape = tuple(int(n) for n in shape)
+    if not shape or block_rows < 1:
+        raise ValueError(f"uniform_rows needs a shape with rows and block_rows >= 1, got {shape}, {block_rows}")
+    return _uniform_rows(key, shape, minval, maxval, block_rows)
+
+
+@functools.partial(jax.jit, static_argnums=(1, 4))
+def _uniform_rows(key, shape, minval, maxval, block_rows):
     rows = shape[0]
     block = min(block_rows, rows)
     if block == 0:

@@ -79,7 +79,8 @@ def tokenize(text: str, *, lowercase: bool = True, tokenizer: str = LEGACY_TOKEN
 
     - ``"kim"``: `kim_tokenize`, Kim's (2014) cleaning (the textcnn default);
     - ``"words-marks"``: `words_and_marks`;
-    - any other tokeniser zoo knows (``punct``, ``words``, a plugin's).
+    - any other tokeniser zoo knows (``punct``, ``words``, a plugin's); zoo's own
+      tokenisers lowercase whatever `lowercase` says (``whitespace`` keeps case).
     """
     return text_splitter(lowercase=lowercase, tokenizer=tokenizer)(text)
 

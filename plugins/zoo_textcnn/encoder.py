@@ -26,9 +26,9 @@ _ACTIVATIONS: dict[str, Callable[[Array], Array]] = {
 }
 
 
-def _uniform(key: PRNGKeyArray, shape: tuple[int, ...], fan_in: int, scale: float = 0.0) -> Array:
-    """U(-s, s) with s = `scale`, or 1/sqrt(fan_in) when `scale` is 0 or less."""
-    bound = scale if scale > 0 else 1.0 / jnp.sqrt(fan_in)
+def _uniform(key: PRNGKeyArray, shape: tuple[int, ...], fan_in: int, scale: float | None = None) -> Array:
+    """U(-s, s) with s = `scale`, or 1/sqrt(fan_in) when `scale` is None or 0."""
+    bound = scale if scale else 1.0 / jnp.sqrt(fan_in)
     return jax.random.uniform(key, shape, minval=-bound, maxval=bound)
 
 
@@ -78,7 +78,9 @@ class CNNEncoder(Encoder):
     filter one window. With ``padding="wide"`` every window that overlaps the real
     sequence counts, with zero vectors standing in outside it (t from -(w-1) to
     n-1 for n real positions): the first and last words get windows of their own
-    at every width, as in Kim's code, which pads each sentence with zero vectors.
+    at every width, much as Kim's code, which pads each sentence with zero vectors
+    (Kim pads by the widest filter's width for every filter, so narrower filters there
+    also see all-zero windows; here each width sees only windows touching the sentence).
     Batch padding still never changes the result.
 
     - ``states[t]`` ``[output_size]``: the responses of the windows starting at t
@@ -94,7 +96,9 @@ class CNNEncoder(Encoder):
     - `activation`: ``"relu"``, ``"tanh"`` or ``"identity"``.
     - `highway_layers`: highway layers over the pooled vector (ELMo's character CNN uses them).
     - `padding`: ``"narrow"`` (windows inside the sequence) or ``"wide"`` (windows overlapping it).
-    - `init_scale`: filters drawn from U(-s, s); 0: s = 1/sqrt(fan in) (Kim: 0.01).
+    - `filter_scale`: filters drawn from U(-s, s); 0 or None: s = 1/sqrt(fan in) (Kim: 0.01).
+      Named apart from the embedders' and cells' ``init_scale`` so an unscoped
+      ``init_scale`` override does not reach the filters.
     - `key`: parameter key.
 
     ??? cite
@@ -121,7 +125,7 @@ class CNNEncoder(Encoder):
         activation: str = "relu",
         highway_layers: int = 0,
         padding: str = "narrow",
-        init_scale: float = 0.0,
+        filter_scale: float | None = 0.0,
         key: PRNGKeyArray,
     ) -> None:
         del cell
@@ -135,7 +139,7 @@ class CNNEncoder(Encoder):
         keys = jax.random.split(key, len(widths) + 1)
         self.widths = tuple(int(w) for w in widths)
         self.filters = tuple(
-            _uniform(k, (w * input_size, m), w * input_size, init_scale)
+            _uniform(k, (w * input_size, m), w * input_size, filter_scale)
             for k, w, m in zip(keys, self.widths, counts, strict=False)
         )
         self.biases = tuple(jnp.zeros(m) for m in counts)

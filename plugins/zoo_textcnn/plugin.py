@@ -12,7 +12,7 @@ class TextCNNPlugin(CataloguePlugin):
     def zoo_register_tokenizers(self, register) -> None:
         from zoo_textcnn.data import LEGACY_TOKENIZER, kim_tokenize, words_and_marks
 
-        register("kim", kim_tokenize)
+        register("kim", lambda text: kim_tokenize(text.lower(), lowercase=False))
         register(LEGACY_TOKENIZER, lambda text: words_and_marks(text.lower()))
 
 

@@ -89,7 +89,7 @@ def fit(
     labels = label_vocab(train.labels)
     model = zoo.build(name, key=jax.random.key(seed), vocab={"words": vocab, "labels": labels}, **dict(overrides or {}))
     if pad_to_longest:
-        buckets = [max(1, *(len(t) for t in train.texts))]
+        buckets = [max(1, max((len(t) for t in train.texts), default=1))]
     coverage = None
     if vectors is not None:
         model, coverage = initialise_embeddings(model, vectors, key=jax.random.key(seed + 2))

@@ -121,8 +121,10 @@ class NumbaRunner:
         )
 
     def finish(self) -> Any:
-        """The trained model; it owns the runner's buffers, so the runner is done with them."""
-        trained = _with_matrices(self._model, jnp.from_dlpack(self.syn0), jnp.from_dlpack(self.syn1))
+        """The trained model; on the CPU it adopts the runner's buffers, so the runner is done with them."""
+        # from_dlpack keeps the arrays on the CPU device: elsewhere they go to the default device
+        adopt = jnp.from_dlpack if jax.default_backend() == "cpu" else jnp.asarray
+        trained = _with_matrices(self._model, adopt(self.syn0), adopt(self.syn1))
         self.syn0 = self.syn1 = None
         return trained
 
