@@ -10,10 +10,10 @@ class TextCNNPlugin(CataloguePlugin):
 
     @hookimpl
     def zoo_register_tokenizers(self, register) -> None:
-        from zoo_textcnn.data import LEGACY_TOKENIZER, kim_tokenize, words_and_marks
+        from zoo_textcnn.data import LEGACY_TOKENIZER, text_splitter
 
-        register("kim", lambda text: kim_tokenize(text.lower(), lowercase=False))
-        register(LEGACY_TOKENIZER, lambda text: words_and_marks(text.lower()))
+        for name in ("kim", LEGACY_TOKENIZER):  # exactly what textcnn itself does with them
+            register(name, text_splitter(lowercase=True, tokenizer=name))
 
 
 cnn_encoder = CataloguePlugin("cnn-encoder")
