@@ -73,6 +73,31 @@ def test_pad_sequences():
 
 def test_buckets_cover_the_longest():
     assert bucket_boundaries([1, 2, 3, 10], count=2)[-1] == 10
+    assert bucket_boundaries([5, 5, 5], count=4) == [5]
+
+
+def _padded_positions(lengths, widths, batch_size):
+    bucket = np.searchsorted(widths, lengths)
+    sizes = np.bincount(bucket, minlength=len(widths))
+    return sum(w * -(-n // batch_size) * batch_size for w, n in zip(widths, sizes, strict=True))
+
+
+@pytest.mark.parametrize("batch_size", [1, 4])
+def test_buckets_pad_the_fewest_positions(batch_size):
+    import itertools
+
+    lengths = np.random.default_rng(0).geometric(0.15, size=60).tolist()  # a long tail, as sentence lengths have
+    distinct = sorted(set(lengths))
+    best = min(  # every choice of up to three widths, the longest always among them
+        _padded_positions(lengths, sorted({*extra, distinct[-1]}), batch_size)
+        for k in range(3)
+        for extra in itertools.combinations(distinct[:-1], k)
+    )
+    widths = bucket_boundaries(lengths, count=3, batch_size=batch_size)
+    assert len(widths) <= 3 and widths[-1] == max(lengths)
+    assert _padded_positions(lengths, widths, batch_size) == best
+    quantiles = sorted({int(np.ceil(q)) for q in np.quantile(lengths, [1 / 3, 2 / 3, 1])})
+    assert best < _padded_positions(lengths, quantiles, batch_size)
 
 
 def make_batches(**kwargs):

@@ -15,7 +15,7 @@ from zoo.data.vocab import Vocab
 from zoo.errors import DataError, UnknownNameError
 from zoo.vectors import KeyedVectors
 from zoo_textcnn.data import LabelledTexts, read_label_text, read_movie_reviews, tokenize
-from zoo_textcnn.optim import max_norm
+from zoo_textcnn.optim import kim_optimizer, max_norm
 from zoo_textcnn.pretrained import initialise_embeddings
 from zoo_textcnn.recipe import accuracy, fit
 
@@ -143,6 +143,25 @@ def test_max_norm_bounds_each_class_vector():
     new = params["w"] + updates["w"]
     np.testing.assert_allclose(jnp.linalg.norm(new, axis=-1), [3.0, 0.5], rtol=1e-6)
     np.testing.assert_allclose(new[0], [1.8, 2.4], rtol=1e-6)
+
+
+def test_static_training_keeps_no_optimiser_state_for_the_word_vectors():
+    vocab = Vocab.build([["good", "bad", "film"]], specials=("pad", "unk"))
+    labels = Vocab(["neg", "pos"], specials={})
+    model = zoo.build("textcnn", key=jax.random.key(0), vocab={"words": vocab, "labels": labels}, embedding_size=4)
+    params = eqx.filter(model, eqx.is_inexact_array)
+    sizes = {
+        train: sum(x.size for x in jax.tree.leaves(kim_optimizer(train_embeddings=train).init(params)))
+        for train in (True, False)
+    }
+    table = model.embedder.weight.size
+    assert sizes[True] - sizes[False] == 2 * table  # Adadelta's two accumulators of the table
+    optimizer = kim_optimizer(train_embeddings=False)
+    grads = jax.tree.map(jnp.ones_like, params)  # even a non-zero gradient does not move the table
+    updates, _ = optimizer.update(grads, optimizer.init(params), params)
+    new = eqx.apply_updates(model, updates)
+    np.testing.assert_array_equal(new.embedder.weight, model.embedder.weight)
+    assert not np.allclose(new.encoder.filters[0], model.encoder.filters[0])
 
 
 def test_frozen_embeddings_get_no_gradient_and_pretrained_rows_are_copied(tmp_path):

@@ -59,6 +59,19 @@ class Highway(eqx.Module):
         return x
 
 
+def _convolve(x: Float[Array, "length input"], weight: Float[Array, "window maps"], width: int) -> Array:
+    """Responses ``[length - width + 1, maps]`` of every window of `width` rows: row t is
+    ``[x_t; ...; x_{t+width-1}] @ weight``.
+
+    One XLA convolution, not a matrix product over copied windows: it needs no
+    ``[length, width * input]`` copy of the input and measured ~1.5x faster
+    (forward and backward) on the CPU at TextCNN's sizes.
+    """
+    kernel = weight.reshape(width, x.shape[-1], weight.shape[-1])  # rows of `weight` are (offset, input)
+    out = jax.lax.conv_general_dilated(x[None], kernel, (1,), "VALID", dimension_numbers=("NWC", "WIO", "NWC"))
+    return out[0]
+
+
 def _broadcast_maps(widths: Sequence[int], maps: Sequence[int]) -> list[int]:
     if len(maps) == 1:
         return [int(maps[0])] * len(widths)
@@ -167,8 +180,7 @@ class CNNEncoder(Encoder):
         starts = jnp.arange(lead + span) - lead  # window i starts at position i - lead
         states, pooled = [], []
         for width, weight, bias in zip(self.widths, self.filters, self.biases, strict=True):
-            windows = jnp.concatenate([x[k : k + lead + span] for k in range(width)], axis=-1)  # [lead+span, w*in]
-            responses = act(windows @ weight + bias)
+            responses = act(_convolve(x, weight, width)[: lead + span] + bias)  # [lead+span, maps]
             if self.padding == "wide":
                 fits = (starts > -width) & (starts < real)
             else:

@@ -110,7 +110,11 @@ def fit(
             data,
             steps=epochs * per_epoch,
             key=jax.random.key(seed + 1),
-            optimizer=kim_optimizer(max_norm_limit=max_norm_limit, learning_rate=learning_rate),
+            optimizer=kim_optimizer(
+                max_norm_limit=max_norm_limit,
+                learning_rate=learning_rate,
+                train_embeddings=not model.spec["freeze_embeddings"],
+            ),
             evaluate=keeper,
             eval_every=per_epoch,
             units="words_mask",

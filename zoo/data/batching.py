@@ -48,12 +48,44 @@ def pad_sequences(
     return ids, mask
 
 
-def bucket_boundaries(lengths: Sequence[int], count: int = 4) -> list[int]:
-    """Up to `count` bucket widths at length quantiles; the last covers the longest."""
-    if not lengths:
+def bucket_boundaries(lengths: Sequence[int], count: int = 4, *, batch_size: int = 1) -> list[int]:
+    """Up to `count` bucket widths that pad the fewest positions; the last covers the longest.
+
+    Every example is padded to its bucket's width and each bucket's last batch is
+    filled up to `batch_size` rows, so a bucket of width w holding n examples costs
+    ``w * ceil(n / batch_size) * batch_size`` positions. The widths minimising the
+    sum are found exactly by dynamic programming over the distinct lengths
+    (O(count x distinct lengths^2) in NumPy): on skewed length distributions this
+    pads far less than quantile widths, whose last bucket spans the whole long tail.
+    """
+    if not len(lengths):
         raise DataError("no sequences to bucket")
-    qs = np.quantile(np.asarray(lengths), np.linspace(0, 1, count + 1)[1:])
-    return sorted({int(np.ceil(q)) for q in qs})
+    if count < 1 or batch_size < 1:
+        raise ValueError(f"count and batch_size must be positive, got {count} and {batch_size}")
+    widths, counts = np.unique(np.asarray(lengths, dtype=np.int64), return_counts=True)
+    below = np.concatenate([[0], np.cumsum(counts)])  # below[i]: examples shorter than widths[i]
+    m = len(widths)
+    # best[i]: least cost of bucketing the first i distinct lengths; cut[k][i]: where its last bucket starts
+    best = np.full(m + 1, np.inf)
+    best[0] = 0.0
+    cuts = []
+    for _ in range(min(count, m)):
+        new, cut = np.full(m + 1, np.inf), np.zeros(m + 1, dtype=np.int64)
+        new[0] = 0.0
+        for i in range(1, m + 1):  # a bucket of width widths[i-1] holding distinct lengths j..i-1
+            sizes = below[i] - below[:i]
+            cost = best[:i] + widths[i - 1] * (-(-sizes // batch_size) * batch_size)
+            cut[i] = int(np.argmin(cost))
+            new[i] = cost[cut[i]]
+        best = new
+        cuts.append(cut)
+    bounds, i = [], m
+    for cut in reversed(cuts):
+        if i == 0:
+            break
+        bounds.append(int(widths[i - 1]))
+        i = cut[i]
+    return sorted(bounds)
 
 
 class SequenceBatches:
@@ -66,8 +98,8 @@ class SequenceBatches:
       and ``name_mask [B, W]``.
     - `batch_size`: rows per batch; the last batch of a bucket is filled with
       empty (all-pad, all-masked) rows, so every batch has the same row count.
-    - `pad_id`: pad value; `buckets`: widths (default: 4 quantile buckets of the
-      longest field); `seed`: order of examples and batches, per epoch;
+    - `pad_id`: pad value; `buckets`: widths (default: the 4 widths that pad
+      the fewest positions of the longest field, `bucket_boundaries`); `seed`: order of examples and batches, per epoch;
       `shuffle`: False keeps the data order (evaluation).
     """
 
@@ -89,7 +121,7 @@ class SequenceBatches:
         if self.size == 0:
             raise DataError("no examples to batch")
         longest = [max(len(self.fields[n][i]) for n in self.fields) for i in range(self.size)]
-        self.buckets = sorted(buckets) if buckets else bucket_boundaries(longest)
+        self.buckets = sorted(buckets) if buckets else bucket_boundaries(longest, batch_size=batch_size)
         if max(longest) > self.buckets[-1]:
             raise DataError(f"an example has {max(longest)} tokens, more than the widest bucket {self.buckets[-1]}")
         self.bucket_of = np.searchsorted(self.buckets, longest)
