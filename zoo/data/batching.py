@@ -65,7 +65,7 @@ def bucket_boundaries(lengths: Sequence[int], count: int = 4, *, batch_size: int
     widths, counts = np.unique(np.asarray(lengths, dtype=np.int64), return_counts=True)
     below = np.concatenate([[0], np.cumsum(counts)])  # below[i]: examples shorter than widths[i]
     m = len(widths)
-    # best[i]: least cost of bucketing the first i distinct lengths; cut[k][i]: where its last bucket starts
+    # best[i]: least cost of bucketing the first i distinct lengths; cuts[k][i]: where its last bucket starts
     best = np.full(m + 1, np.inf)
     best[0] = 0.0
     cuts = []
@@ -99,8 +99,9 @@ class SequenceBatches:
     - `batch_size`: rows per batch; the last batch of a bucket is filled with
       empty (all-pad, all-masked) rows, so every batch has the same row count.
     - `pad_id`: pad value; `buckets`: widths (default: the 4 widths that pad
-      the fewest positions of the longest field, `bucket_boundaries`); `seed`: order of examples and batches, per epoch;
-      `shuffle`: False keeps the data order (evaluation).
+      the fewest positions of the longest field, see `bucket_boundaries`);
+      `seed`: order of examples and batches, per epoch; `shuffle`: False keeps
+      the data order (evaluation).
     """
 
     def __init__(
