@@ -16,6 +16,7 @@ from zoo.data.batching import pad_sequences
 from zoo.data.chars import NUM_CHARS, encode_sentences
 from zoo.data.vocab import Vocabularies
 from zoo.errors import DataError
+from zoo.freezing import frozen
 from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, Model
 from zoo.nn import dropout as apply_dropout
 from zoo.nn import scalar_mix
@@ -28,11 +29,6 @@ _MIXES = ("scalar", "top", "token")
 
 def _keys(key: PRNGKeyArray | None, n: int) -> list[PRNGKeyArray | None]:
     return [None] * n if key is None else list(jax.random.split(key, n))
-
-
-def _frozen(module: Any) -> Any:
-    arrays, static = eqx.partition(module, eqx.is_array)
-    return eqx.combine(jax.lax.stop_gradient(arrays), static)
 
 
 def _context_model(spec_json: str, vocabs: Vocabularies, key: PRNGKeyArray) -> ContextualEmbedder:
@@ -120,7 +116,7 @@ class Tagger(Model):
     # -- one sentence -----------------------------------------------------------------------
 
     def _context_features(self, batch_row: Mapping[str, Array], mask: Array) -> Float[Array, "seq dim"]:
-        context = self.context if self.spec["fine_tune_context"] else _frozen(self.context)
+        context = self.context if self.spec["fine_tune_context"] else frozen(self.context)
         ids = batch_row.get("context", jnp.zeros_like(batch_row["words"]))
         layers = context.layers(ids, mask, chars=batch_row.get("chars"))
         mix = self.spec["context_mix"]

@@ -13,6 +13,7 @@ import optax
 
 import zoo
 from zoo.errors import DataError
+from zoo.freezing import skip_frozen
 from zoo.recipes import add_common_arguments
 from zoo.selection import KeepBest, StopTraining
 from zoo_tagger.data import TaggedSentences, read_tagged, tag_vocab, tagging_batches, word_vocab
@@ -98,7 +99,7 @@ def fit(
             data,
             steps=epochs * per_epoch,
             key=jax.random.key(seed + 1),
-            optimizer=optax.chain(optax.clip_by_global_norm(5.0), optax.adam(lr)),
+            optimizer=_optimizer(model, lr),
             evaluate=keeper,
             eval_every=per_epoch,
             units="words_mask",
@@ -174,3 +175,11 @@ class TaggerRecipe:
 
 
 recipe = TaggerRecipe()
+
+
+def _optimizer(model: Any, lr: float) -> optax.GradientTransformation:
+    """Adam with global-norm clipping at 5; a frozen contextual embedder gets no state and no update."""
+    adam = optax.chain(optax.clip_by_global_norm(5.0), optax.adam(lr))
+    if model.context is None or model.spec["fine_tune_context"]:
+        return adam
+    return skip_frozen(adam, lambda tree: tree.context)

@@ -13,6 +13,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 from zoo.data.batching import pad_sequences
 from zoo.data.vocab import Vocabularies
 from zoo.errors import DataError
+from zoo.freezing import frozen
 from zoo.interfaces import Embedder, Encoder, Model
 from zoo.nn import dropout as apply_dropout
 from zoo.spec import ModelSpec
@@ -72,7 +73,7 @@ class TextCNN(Model):
     ) -> Float[Array, " classes"]:
         """Class logits ``[num_classes]`` of one padded sentence ``[seq]``."""
         k_emb, k_enc, k_drop = _keys(key, 3)
-        embedder = _frozen(self.embedder) if self.spec["freeze_embeddings"] else self.embedder
+        embedder = frozen(self.embedder) if self.spec["freeze_embeddings"] else self.embedder
         features = self.encoder(embedder(words, mask, key=k_emb), mask, key=k_enc).final
         return self.output(apply_dropout(features, self.spec["dropout"], k_drop))
 
@@ -143,12 +144,6 @@ class TextCNN(Model):
             raise DataError("this TextCNN was built without a 'labels' vocabulary; build it with vocab={'labels': ...}")
         labels = self.vocabs["labels"]
         return [labels.tokens[int(i)] for i in np.argmax(self.predict_proba(texts), axis=-1)]
-
-
-def _frozen(module: eqx.Module) -> eqx.Module:
-    """`module` with every array behind `stop_gradient` (frozen word vectors)."""
-    arrays, static = eqx.partition(module, eqx.is_array)
-    return eqx.combine(jax.lax.stop_gradient(arrays), static)
 
 
 @eqx.filter_jit

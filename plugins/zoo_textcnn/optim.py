@@ -6,9 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import optax
+
+from zoo.freezing import skip_frozen
 
 __all__ = ["kim_optimizer", "max_norm"]
 
@@ -60,11 +61,5 @@ def kim_optimizer(
     """
     adadelta = optax.adadelta(learning_rate=learning_rate, rho=rho, eps=eps)
     if not train_embeddings:
-        adadelta = optax.multi_transform({"train": adadelta, "frozen": optax.set_to_zero()}, _frozen_embedder)
+        adadelta = skip_frozen(adadelta, lambda tree: tree.embedder)
     return optax.chain(adadelta, max_norm(max_norm_limit, lambda tree: tree.output.weight))
-
-
-def _frozen_embedder(params: Any) -> Any:
-    """Labels for `params` (a `TextCNN`'s arrays): "frozen" for the embedder's arrays, "train" for the rest."""
-    labels = jax.tree.map(lambda _: "train", params)
-    return eqx.tree_at(lambda tree: tree.embedder, labels, replace_fn=lambda sub: jax.tree.map(lambda _: "frozen", sub))
