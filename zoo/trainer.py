@@ -70,8 +70,11 @@ def make_step(loss_fn: LossFn, optimizer: optax.GradientTransformation, counter:
     carry)`` and the step hands the new carry on; otherwise `carry` passes
     through untouched (None). Once a step produces a non-finite loss or
     gradient, that step and all later ones leave the state unchanged and
-    `bad_step` records where it happened.
+    `bad_step` records where it happened. Building a step tunes malloc to keep
+    freed memory (`zoo.memory`), so the step's buffers are reused, not faulted in
+    afresh at every call.
     """
+    keep_freed_memory()
 
     @eqx.filter_jit(donate="all-except-first")
     def step(model, opt_state, batch, carry, key, bad_step, index):
@@ -168,9 +171,8 @@ def train(
       parameters and optimiser state replicated (see `zoo.parallel.data_mesh`).
 
     Training tunes glibc's malloc to keep freed memory (`zoo.memory`): faster
-    steps, and the process keeps its peak memory; ``ZOO_KEEP_FREED_MEMORY=0`` opts out.
+    steps, and the process holds its peak memory; ``ZOO_KEEP_FREED_MEMORY=0`` opts out.
     """
-    keep_freed_memory()  # the step's buffers are reused, not faulted in afresh each call
     optimizer = optimizer if optimizer is not None else optax.adam(1e-3)
     carried = carry is not None
     loss_fn = loss if loss is not None else (type(model).carried_loss if carried else type(model).loss)
