@@ -9,7 +9,7 @@ set and the kernel zeroes it again: a seq2seq training step (batch 64, hidden
 own (``M_MMAP_MAX = 0``) and never to trim its heap (``M_TRIM_THRESHOLD``) keeps a
 freed block for the next call.
 
-`zoo.train` calls `keep_freed_memory` when it starts; set ``ZOO_KEEP_FREED_MEMORY=0``
+`zoo.train` calls `keep_freed_memory` (when `zoo.trainer.make_step` builds its step); set ``ZOO_KEEP_FREED_MEMORY=0``
 to leave malloc alone. The price is that the process holds its peak memory until
 it exits. Only glibc (Linux) has ``mallopt``; elsewhere this does nothing. A block
 over 64 MiB requested by one of XLA's worker threads is still mapped per call
