@@ -21,6 +21,7 @@ fault in 2 MiB pages instead.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 
@@ -31,22 +32,18 @@ _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
 _NEVER_TRIM = 2**31 - 1  # mallopt takes an int: the largest threshold it can express
 
-_applied = False
 
-
+@functools.cache
 def keep_freed_memory() -> bool:
     """Make glibc's malloc reuse freed blocks instead of unmapping them; True if it now does.
 
-    Idempotent and process-wide. Does nothing (returns False) off glibc or when the
-    environment sets ``ZOO_KEEP_FREED_MEMORY=0``.
+    Process-wide, and done once: later calls return the first call's answer. Does
+    nothing (returns False) off glibc or when the environment sets
+    ``ZOO_KEEP_FREED_MEMORY=0``.
     """
-    global _applied
-    if _applied:
-        return True
     if os.environ.get("ZOO_KEEP_FREED_MEMORY", "1") == "0" or platform.libc_ver()[0] != "glibc":
         return False
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
     if mallopt is None:
         return False
-    _applied = bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, _NEVER_TRIM))
-    return _applied
+    return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, _NEVER_TRIM))
