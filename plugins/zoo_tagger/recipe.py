@@ -43,6 +43,14 @@ def evaluate_tagger(model: Any, data: TaggedSentences, *, batch_size: int = 64) 
     }
 
 
+def _optimizer(model: Any, lr: float) -> optax.GradientTransformation:
+    """Adam with global-norm clipping at 5; a frozen contextual embedder gets no state and no update."""
+    adam = optax.chain(optax.clip_by_global_norm(5.0), optax.adam(lr))
+    if model.context is None or model.spec["fine_tune_context"]:
+        return adam
+    return skip_frozen(adam, lambda tree: tree.context)
+
+
 def fit(
     name: str,
     train: TaggedSentences,
@@ -175,11 +183,3 @@ class TaggerRecipe:
 
 
 recipe = TaggerRecipe()
-
-
-def _optimizer(model: Any, lr: float) -> optax.GradientTransformation:
-    """Adam with global-norm clipping at 5; a frozen contextual embedder gets no state and no update."""
-    adam = optax.chain(optax.clip_by_global_norm(5.0), optax.adam(lr))
-    if model.context is None or model.spec["fine_tune_context"]:
-        return adam
-    return skip_frozen(adam, lambda tree: tree.context)
