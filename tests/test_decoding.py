@@ -195,3 +195,35 @@ def test_sampling_from_a_model(model, sources):
     np.testing.assert_array_equal(np.asarray(a.tokens), np.asarray(b.tokens))
     c = model.decode(sources, strategy="sample", num_samples=2, key=jax.random.key(5))
     assert not np.array_equal(np.asarray(a.tokens), np.asarray(c.tokens))
+
+
+def _dot_count(fn, *args) -> int:
+    return str(jax.make_jaxpr(fn)(*args)).count("dot_general")
+
+
+@pytest.mark.parametrize("attention", ["luong-general", "bahdanau"])
+def test_search_step_gives_the_step_s_logits_with_a_vocabulary_table_where_it_pays(attention, sources):
+    model = build(
+        f"seq2seq+{attention}",
+        key=jax.random.key(1),
+        src_vocab_size=12,
+        tgt_vocab_size=9,
+        embedding_size=8,
+        hidden_size=16,
+    )
+    decoder = model.decoder
+    enc, memory = model.encode(sources[0], sources[0] != 0)
+    state = decoder.init_state(enc)
+    token = jnp.int32(5)
+    expected = decoder.step(token, state, memory)
+    tabled = decoder.search_step(lookups=9)  # as many tokens fed as the vocabulary holds: a table pays
+    plain = decoder.search_step(lookups=8)
+    for step in (tabled, plain):
+        logits, new_state = step(token, state, memory)
+        np.testing.assert_allclose(np.asarray(logits), np.asarray(expected[0]), rtol=1e-5, atol=1e-6)
+        for a, b in zip(jax.tree.leaves(new_state), jax.tree.leaves(expected[1]), strict=True):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+    # Luong's first layer reads the embedding alone, so its input product leaves the step;
+    # Bahdanau's also reads the context, which no table can hold.
+    saved = _dot_count(lambda t: plain(t, state, memory), token) - _dot_count(lambda t: tabled(t, state, memory), token)
+    assert saved == (1 if attention == "luong-general" else 0)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.nn import uniform_rows
+from zoo.nn import top_k, uniform_rows
 
 
 def test_uniform_rows_fills_every_row_within_bounds_and_repeats_for_a_key():
@@ -33,3 +34,19 @@ def test_uniform_rows_in_one_block_is_jax_random_uniform():
     key = jax.random.key(0)
     expected = jax.random.uniform(jax.random.fold_in(key, 0), (50, 3), minval=-1.0, maxval=1.0)
     np.testing.assert_array_equal(np.asarray(uniform_rows(key, (50, 3), -1.0, 1.0)), np.asarray(expected))
+
+
+@pytest.mark.parametrize("n, k", [(5000, 10), (4999, 10), (1000, 3), (317, 2), (40, 10), (7, 7)])
+def test_top_k_is_lax_top_k_ties_and_infinities_included(n, k):
+    rng = np.random.default_rng(n + k)
+    rows = [
+        rng.normal(size=n),
+        rng.integers(-2, 2, n).astype(float),  # ties everywhere: the lower index must win
+        np.where(rng.random(n) < 0.9, -np.inf, rng.normal(size=n)),  # mostly -inf, as an empty beam
+        np.full(n, -np.inf),
+    ]
+    x = jnp.asarray(np.stack(rows).astype(np.float32)).reshape(2, 2, n)
+    values, indices = jax.jit(top_k, static_argnums=1)(x, k)
+    expected_values, expected_indices = jax.lax.top_k(x, k)
+    np.testing.assert_array_equal(np.asarray(values), np.asarray(expected_values))
+    np.testing.assert_array_equal(np.asarray(indices), np.asarray(expected_indices))

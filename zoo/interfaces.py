@@ -262,6 +262,16 @@ class Decoder(eqx.Module):
     ) -> tuple[Float[Array, " vocab"], PyTree]:
         """Consume the previous token; return next-token logits and the new state."""
 
+    def search_step(self, lookups: int) -> Callable[[Int[Array, ""], PyTree, Memory], tuple[Array, PyTree]]:
+        """`step` without dropout, as ``fn(token, state, memory)``, for a search feeding it tokens.
+
+        `lookups` bounds the tokens the search will feed in all (sources x
+        hypotheses x steps). A decoder may spend work here, once per search, that
+        saves more than that across the lookups (a projection of every vocabulary
+        entry, say); what it computes is shared by the whole batch. By default: `step`.
+        """
+        return lambda token, state, memory: self.step(token, state, memory)
+
     @abc.abstractmethod
     def __call__(
         self,
@@ -283,6 +293,11 @@ class DecoderStrategy(eqx.Module):
     """
 
     max_length: eqx.AbstractVar[int]
+
+    @property
+    def width(self) -> int:
+        """Hypotheses the search extends at each step, per source (1: greedy; k: beam)."""
+        return 1
 
     @abc.abstractmethod
     def __call__(

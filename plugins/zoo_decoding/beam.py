@@ -31,6 +31,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
 from zoo.interfaces import DecoderStrategy, Hypotheses, StepFn
+from zoo.nn import top_k
 
 __all__ = ["BeamSearch", "length_normalise"]
 
@@ -94,6 +95,10 @@ class BeamSearch(DecoderStrategy):
         self.beam_size, self.alpha, self.n_best = beam_size, float(alpha), n_best
         self.max_length, self.min_length = max_length, min_length
 
+    @property
+    def width(self) -> int:
+        return self.beam_size
+
     def __call__(
         self,
         step_fn: StepFn,
@@ -141,7 +146,7 @@ class BeamSearch(DecoderStrategy):
         too_short = t + 1 < self.min_length
         logp = jnp.where((jnp.arange(vocab) == eos) & too_short, _NEG_INF, logp)
         total = beam.live_logp[:, None] + logp  # [k, vocab]
-        cand_logp, flat = jax.lax.top_k(total.reshape(-1), min(2 * k, k * vocab))
+        cand_logp, flat = top_k(total.reshape(-1), min(2 * k, k * vocab))
         cand_beam, cand_token = flat // vocab, (flat % vocab).astype(jnp.int32)
         cand_tokens = beam.live_tokens[cand_beam].at[:, t].set(cand_token)
         is_eos = cand_token == eos

@@ -83,6 +83,10 @@ class Sampling(DecoderStrategy):
         self.temperature, self.top_k, self.top_p = float(temperature), top_k, float(top_p)
         self.num_samples, self.max_length, self.min_length = num_samples, max_length, min_length
 
+    @property
+    def width(self) -> int:
+        return self.num_samples
+
     def __call__(
         self,
         step_fn: StepFn,

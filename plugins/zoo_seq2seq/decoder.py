@@ -17,7 +17,16 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PRNGKeyArray, PyTree
 
-from zoo.interfaces import Attention, Decoder, DecoderOutput, Embedder, EncoderOutput, Memory, RecurrentCell
+from zoo.interfaces import (
+    Attention,
+    ContextualEmbedder,
+    Decoder,
+    DecoderOutput,
+    Embedder,
+    EncoderOutput,
+    Memory,
+    RecurrentCell,
+)
 from zoo.nn import dropout as apply_dropout
 from zoo.nn import run_cell
 
@@ -105,14 +114,15 @@ class RecurrentDecoder(Decoder):
         ]
         return jax.tree.unflatten(treedef, bridged)
 
-    def _layers(self, x: Array, state: tuple, key: PRNGKeyArray | None) -> tuple[Array, tuple]:
-        """One step through every layer: (top output [hidden], new states)."""
+    def _layers(self, projected: Array, state: tuple, key: PRNGKeyArray | None) -> tuple[Array, tuple]:
+        """One step through every layer, from the first layer's projected input:
+        (top output [hidden], new states)."""
         keys = _split(key, self.num_layers)
         new = []
         for layer, cell in enumerate(self.cells):
             if layer > 0:
-                x = apply_dropout(x, self.dropout, keys[layer])
-            s = cell(x, state[layer])
+                projected = cell.project(apply_dropout(x, self.dropout, keys[layer]))
+            s = cell.recur(projected, state[layer])
             new.append(s)
             x = cell.output(s)
         return x, tuple(new)
@@ -134,10 +144,41 @@ class RecurrentDecoder(Decoder):
         if self.attention is not None and self.attention.reads_previous_state:
             context, _ = self.attention(self.cells[-1].output(state[-1]), memory)
             x = jnp.concatenate([x, context])
-        hidden, state = self._layers(x, state, k_layers)
+        return self._step_projected(self.cells[0].project(x), state, memory, context, k_layers, k_out)
+
+    def _step_projected(
+        self,
+        projected: Array,
+        state: tuple,
+        memory: Memory,
+        context: Array | None,
+        k_layers: PRNGKeyArray | None = None,
+        k_out: PRNGKeyArray | None = None,
+    ) -> tuple[Array, tuple]:
+        """`step` after the first layer's input projection."""
+        hidden, state = self._layers(projected, state, k_layers)
         if self.attention is not None and not self.attention.reads_previous_state:
             context, _ = self.attention(hidden, memory)
         return self._readout(hidden, context, k_out), state
+
+    def search_step(self, lookups: int) -> Callable[[Array, tuple, Memory], tuple[Array, tuple]]:
+        """`step` reading the first layer's projected input from a table of the whole vocabulary.
+
+        The table ``[vocab, proj]`` (one product of the embedding matrix) replaces a
+        ``[embedding] x [embedding, proj]`` product per token fed, so it is built when
+        the search feeds at least `vocab_size` tokens, and only where the first
+        layer reads the token's embedding alone (a static embedder, no context fed in).
+        """
+        static = not isinstance(self.embedder, ContextualEmbedder)
+        feeds_context = self.attention is not None and self.attention.reads_previous_state
+        if feeds_context or not static or lookups < self.vocab_size:
+            return super().search_step(lookups)
+        table = jax.vmap(self.cells[0].project)(self.embedder.vectors())
+
+        def step(token: Array, state: tuple, memory: Memory) -> tuple[Array, tuple]:
+            return self._step_projected(table[token], state, memory, None)
+
+        return step
 
     def __call__(
         self,
@@ -176,7 +217,7 @@ class RecurrentDecoder(Decoder):
         def body(carry, inputs):
             x, k = inputs
             context, weights = self.attention(self.cells[-1].output(carry[-1]), memory)
-            hidden, carry = self._layers(jnp.concatenate([x, context]), carry, k)
+            hidden, carry = self._layers(self.cells[0].project(jnp.concatenate([x, context])), carry, k)
             return carry, (hidden, context, weights)
 
         if keys is None:

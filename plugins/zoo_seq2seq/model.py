@@ -229,12 +229,13 @@ def _choose_strategy(model: Seq2Seq, strategy: Any, params: Mapping[str, Any]) -
 @eqx.filter_jit
 def _decode_batch(model: Seq2Seq, strategy: DecoderStrategy, src: Array, mask: Array, key: Any) -> Hypotheses:
     p = model.spec.params
+    search_step = model.decoder.search_step(src.shape[0] * strategy.width * strategy.max_length)
 
     def one(source, source_mask, k):
         enc, memory = model.encode(source, source_mask)
 
         def step(token, state):
-            return model.decoder.step(token, state, memory)
+            return search_step(token, state, memory)
 
         init = model.decoder.init_state(enc)
         return strategy(step, init, bos=p["bos_id"], eos=p["eos_id"], pad=p["pad_id"], key=k)
