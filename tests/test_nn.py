@@ -36,7 +36,7 @@ def test_uniform_rows_in_one_block_is_jax_random_uniform():
     np.testing.assert_array_equal(np.asarray(uniform_rows(key, (50, 3), -1.0, 1.0)), np.asarray(expected))
 
 
-@pytest.mark.parametrize("n, k", [(5000, 10), (4999, 10), (1000, 3), (317, 2), (40, 10), (7, 7)])
+@pytest.mark.parametrize(("n", "k"), [(5000, 10), (4999, 10), (1000, 3), (317, 2), (40, 10), (7, 7)])
 def test_top_k_is_lax_top_k_ties_and_infinities_included(n, k):
     rng = np.random.default_rng(n + k)
     rows = [

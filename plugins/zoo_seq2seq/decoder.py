@@ -118,13 +118,12 @@ class RecurrentDecoder(Decoder):
         """One step through every layer, from the first layer's projected input:
         (top output [hidden], new states)."""
         keys = _split(key, self.num_layers)
-        new = []
-        for layer, cell in enumerate(self.cells):
-            if layer > 0:
-                projected = cell.project(apply_dropout(x, self.dropout, keys[layer]))
-            s = cell.recur(projected, state[layer])
-            new.append(s)
-            x = cell.output(s)
+        new = [self.cells[0].recur(projected, state[0])]
+        x = self.cells[0].output(new[0])
+        for layer in range(1, self.num_layers):
+            cell = self.cells[layer]
+            new.append(cell(apply_dropout(x, self.dropout, keys[layer]), state[layer]))
+            x = cell.output(new[-1])
         return x, tuple(new)
 
     def _readout(self, hidden: Array, context: Array | None, key: PRNGKeyArray | None) -> Array:
