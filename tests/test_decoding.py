@@ -210,6 +210,7 @@ def test_search_step_gives_the_step_s_logits_with_a_vocabulary_table_where_it_pa
         tgt_vocab_size=9,
         embedding_size=8,
         hidden_size=16,
+        **{"decoder.num_layers": 2},
     )
     decoder = model.decoder
     enc, memory = model.encode(sources[0], sources[0] != 0)
@@ -227,3 +228,25 @@ def test_search_step_gives_the_step_s_logits_with_a_vocabulary_table_where_it_pa
     # Bahdanau's also reads the context, which no table can hold.
     saved = _dot_count(lambda t: plain(t, state, memory), token) - _dot_count(lambda t: tabled(t, state, memory), token)
     assert saved == (1 if attention == "luong-general" else 0)
+
+
+@pytest.mark.parametrize("attention", ["luong-general", "bahdanau", None])
+def test_step_by_step_decoding_gives_the_teacher_forced_logits(attention, sources):
+    name = "seq2seq" if attention is None else f"seq2seq+{attention}"
+    model = build(
+        name,
+        key=jax.random.key(2),
+        src_vocab_size=12,
+        tgt_vocab_size=9,
+        embedding_size=8,
+        hidden_size=16,
+        **{"decoder.num_layers": 2},
+    )
+    src, mask = sources[1], sources[1] != 0
+    tgt_in = jnp.asarray([2, 5, 7, 4, 8], jnp.int32)  # bos first
+    forced = model(src, mask, tgt_in).logits
+    enc, memory = model.encode(src, mask)
+    state = model.decoder.init_state(enc)
+    for t, token in enumerate(tgt_in):
+        logits, state = model.decoder.step(token, state, memory)
+        np.testing.assert_allclose(np.asarray(logits), np.asarray(forced[t]), rtol=1e-4, atol=1e-5)
