@@ -102,9 +102,21 @@ class RecurrentDecoder(Decoder):
         self.vocab_size, self.hidden_size = vocab_size, hidden_size
         self.num_layers, self.dropout = num_layers, dropout
 
+    @property
+    def _premixed(self) -> bool:
+        """Whether the memory's values are the encoder states already through the context half
+        of the attentional layer: ``W_c [c; s] = W_cc Σ_i a_i h_i + W_cs s = Σ_i a_i (W_cc h_i) + W_cs s``,
+        so the per-source ``[src, memory] x [memory, hidden]`` product replaces a per-token one
+        (Luong only: Bahdanau feeds the context itself to the first layer)."""
+        return self.combine is not None and not self.attention.reads_previous_state
+
     def memory(self, enc: EncoderOutput, mask: Array) -> Memory:
-        keys = enc.states[:, :0] if self.attention is None else self.attention.precompute(enc.states)
-        return Memory(values=enc.states, keys=keys, mask=mask)
+        if self.attention is None:
+            return Memory(values=enc.states, keys=enc.states[:, :0], mask=mask)
+        values = enc.states
+        if self._premixed:
+            values = values @ self.combine.weight[:, : values.shape[-1]].T
+        return Memory(values=values, keys=self.attention.precompute(enc.states), mask=mask)
 
     def init_state(self, enc: EncoderOutput) -> PyTree:
         zeros = tuple(c.init_state() for c in self.cells)
@@ -127,8 +139,12 @@ class RecurrentDecoder(Decoder):
         return x, tuple(new)
 
     def _readout(self, hidden: Array, context: Array | None, key: PRNGKeyArray | None) -> Array:
-        """Logits from top states ``[..., hidden]`` and contexts ``[..., memory]``."""
-        if self.combine is not None:
+        """Logits from top states ``[..., hidden]`` and contexts ``[..., memory]`` (``[..., hidden]``
+        where the memory holds premixed values)."""
+        if self._premixed:
+            own = self.combine.weight[:, self.combine.weight.shape[1] - self.hidden_size :]
+            hidden = jnp.tanh(context + hidden @ own.T + self.combine.bias)
+        elif self.combine is not None:
             joined = jnp.concatenate([context, hidden], axis=-1)
             hidden = jnp.tanh(joined @ self.combine.weight.T + self.combine.bias)
         hidden = apply_dropout(hidden, self.dropout, key)

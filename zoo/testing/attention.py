@@ -54,6 +54,18 @@ class AttentionTests(_Built):
             np.testing.assert_allclose(float(jnp.sum(weights)), 1.0, atol=1e-5)
             np.testing.assert_allclose(np.asarray(context), np.asarray(weights @ values[row]), atol=1e-5)
 
+    def test_context_is_the_weighted_sum_of_any_values(self, module, inputs):
+        # A decoder may hand the attention values already projected (of another width):
+        # the scores come from the keys, the context is ``weights @ values``.
+        values, mask, queries = inputs
+        other = jax.random.normal(jax.random.key(6), (self.source_length, 3))
+        for row in range(3):
+            keys = module.precompute(values[row])
+            context, weights = module(queries[row], Memory(values=other, keys=keys, mask=mask[row]))
+            _, expected_weights = module(queries[row], self.memory(module, values[row], mask[row]))
+            np.testing.assert_allclose(np.asarray(weights), np.asarray(expected_weights), rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(np.asarray(context), np.asarray(weights @ other), rtol=1e-5, atol=1e-6)
+
     def test_fully_masked_memory_gives_no_nan(self, module, inputs):
         values, _, queries = inputs
         nothing = jnp.zeros(self.source_length, bool)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from zoo.builder import component_spec
-from zoo.interfaces import Embedder, Encoder, EncoderOutput, RecurrentCell
+from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, EncoderOutput, RecurrentCell
 from zoo.nn import run_cell
 from zoo.testing.base import ConformanceTests, assert_gradients_reach_every_parameter, assert_trees_close
 
@@ -90,6 +90,14 @@ class EmbedderTests(_Built):
 
     def test_jit_matches_eager(self, module, ids):
         assert_trees_close(eqx.filter_jit(lambda m, x: m(x))(module, ids[0]), module(ids[0]))
+
+    def test_a_static_embedder_gives_its_vectors(self, module, ids):
+        # Decoders build tables from `vectors()` in place of looking every token up.
+        if isinstance(module, ContextualEmbedder):
+            pytest.skip("a contextual embedder's vectors depend on the sentence")
+        np.testing.assert_allclose(
+            np.asarray(module(ids[0])), np.asarray(module.vectors()[ids[0]]), rtol=1e-6, atol=1e-6
+        )
 
     def test_vmap_equals_loop(self, module, ids):
         batched = jax.vmap(lambda x: module(x))(ids)
