@@ -219,14 +219,17 @@ def test_search_step_gives_the_step_s_logits_with_a_vocabulary_table_where_it_pa
     expected = decoder.step(token, state, memory)
     tabled = decoder.search_step(lookups=9)  # as many tokens fed as the vocabulary holds: a table pays
     plain = decoder.search_step(lookups=8)
+    search_memory = decoder.search_memory(enc, sources[0] != 0)
     for step in (tabled, plain):
-        logits, new_state = step(token, state, memory)
+        logits, new_state = step(token, state, search_memory)
         np.testing.assert_allclose(np.asarray(logits), np.asarray(expected[0]), rtol=1e-5, atol=1e-6)
         for a, b in zip(jax.tree.leaves(new_state), jax.tree.leaves(expected[1]), strict=True):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
     # Luong's first layer reads the embedding alone, so its input product leaves the step;
     # Bahdanau's also reads the context, which no table can hold.
-    saved = _dot_count(lambda t: plain(t, state, memory), token) - _dot_count(lambda t: tabled(t, state, memory), token)
+    saved = _dot_count(lambda t: plain(t, state, search_memory), token) - _dot_count(
+        lambda t: tabled(t, state, search_memory), token
+    )
     assert saved == (1 if attention == "luong-general" else 0)
 
 

@@ -265,8 +265,14 @@ class Decoder(eqx.Module):
     ) -> tuple[Float[Array, " vocab"], PyTree]:
         """Consume the previous token; return next-token logits and the new state."""
 
+    def search_memory(self, enc: EncoderOutput, mask: Bool[Array, " src"]) -> Memory:
+        """The memory `search_step`'s function reads (by default `memory`'s): a decoder may
+        move per-token work into it, done once per source."""
+        return self.memory(enc, mask)
+
     def search_step(self, lookups: int) -> Callable[[Int[Array, ""], PyTree, Memory], tuple[Array, PyTree]]:
-        """`step` without dropout, as ``fn(token, state, memory)``, for a search feeding it tokens.
+        """`step` without dropout, as ``fn(token, state, memory)`` over `search_memory`'s
+        memory, for a search feeding it tokens.
 
         `lookups` bounds the tokens the search will feed in all (sources x
         hypotheses x steps). A decoder may spend work here, once per search, that

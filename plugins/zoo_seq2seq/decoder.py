@@ -103,20 +103,22 @@ class RecurrentDecoder(Decoder):
         self.num_layers, self.dropout = num_layers, dropout
 
     @property
-    def _premixed(self) -> bool:
-        """Whether the memory's values are the encoder states already through the context half
-        of the attentional layer: ``W_c [c; s] = W_cc Σ_i a_i h_i + W_cs s = Σ_i a_i (W_cc h_i) + W_cs s``,
-        so the per-source ``[src, memory] x [memory, hidden]`` product replaces a per-token one
-        (Luong only: Bahdanau feeds the context itself to the first layer)."""
-        return self.combine is not None and not self.attention.reads_previous_state
+    def _feeds_context(self) -> bool:
+        return self.attention is not None and self.attention.reads_previous_state
 
     def memory(self, enc: EncoderOutput, mask: Array) -> Memory:
-        if self.attention is None:
-            return Memory(values=enc.states, keys=enc.states[:, :0], mask=mask)
-        values = enc.states
-        if self._premixed:
-            values = values @ self.combine.weight[:, : values.shape[-1]].T
-        return Memory(values=values, keys=self.attention.precompute(enc.states), mask=mask)
+        keys = enc.states[:, :0] if self.attention is None else self.attention.precompute(enc.states)
+        return Memory(values=enc.states, keys=keys, mask=mask)
+
+    def search_memory(self, enc: EncoderOutput, mask: Array) -> Memory:
+        """With Luong's attention, the values are the encoder states through the context half
+        of the attentional layer, ``W_c [c; s] = Σ_i a_i (W_cc h_i) + W_cs s``: one
+        ``[src, memory] x [memory, hidden]`` product per source instead of one per
+        hypothesis and step (Bahdanau's context is fed to the first layer as it is)."""
+        memory = self.memory(enc, mask)
+        if self.combine is None or self._feeds_context:
+            return memory
+        return memory._replace(values=enc.states @ self.combine.weight[:, : enc.states.shape[-1]].T)
 
     def init_state(self, enc: EncoderOutput) -> PyTree:
         zeros = tuple(c.init_state() for c in self.cells)
@@ -138,10 +140,12 @@ class RecurrentDecoder(Decoder):
             x = cell.output(new[-1])
         return x, tuple(new)
 
-    def _readout(self, hidden: Array, context: Array | None, key: PRNGKeyArray | None) -> Array:
-        """Logits from top states ``[..., hidden]`` and contexts ``[..., memory]`` (``[..., hidden]``
-        where the memory holds premixed values)."""
-        if self._premixed:
+    def _readout(
+        self, hidden: Array, context: Array | None, key: PRNGKeyArray | None, *, premixed: bool = False
+    ) -> Array:
+        """Logits from top states ``[..., hidden]`` and contexts ``[..., memory]`` (``[..., hidden]``,
+        already through ``W_cc``, where they come from `search_memory`)."""
+        if premixed:
             own = self.combine.weight[:, self.combine.weight.shape[1] - self.hidden_size :]
             hidden = jnp.tanh(context + hidden @ own.T + self.combine.bias)
         elif self.combine is not None:
@@ -156,7 +160,7 @@ class RecurrentDecoder(Decoder):
         k_emb, k_layers, k_out = _split(key, 3)
         x = self.embedder(token[None], key=k_emb)[0]
         context = None
-        if self.attention is not None and self.attention.reads_previous_state:
+        if self._feeds_context:
             context, _ = self.attention(self.cells[-1].output(state[-1]), memory)
             x = jnp.concatenate([x, context])
         return self._step_projected(self.cells[0].project(x), state, memory, context, k_layers, k_out)
@@ -169,29 +173,36 @@ class RecurrentDecoder(Decoder):
         context: Array | None,
         k_layers: PRNGKeyArray | None = None,
         k_out: PRNGKeyArray | None = None,
+        *,
+        premixed: bool = False,
     ) -> tuple[Array, tuple]:
         """`step` after the first layer's input projection."""
         hidden, state = self._layers(projected, state, k_layers)
         if self.attention is not None and not self.attention.reads_previous_state:
             context, _ = self.attention(hidden, memory)
-        return self._readout(hidden, context, k_out), state
+        return self._readout(hidden, context, k_out, premixed=premixed), state
 
     def search_step(self, lookups: int) -> Callable[[Array, tuple, Memory], tuple[Array, tuple]]:
-        """`step` reading the first layer's projected input from a table of the whole vocabulary.
+        """`step` over `search_memory`'s memory, the first layer's projected input read
+        from a table of the whole vocabulary where that pays.
 
         The table ``[vocab, proj]`` (one product of the embedding matrix) replaces a
         ``[embedding] x [embedding, proj]`` product per token fed, so it is built when
         the search feeds at least `vocab_size` tokens, and only where the first
         layer reads the token's embedding alone (a static embedder, no context fed in).
         """
-        static = not isinstance(self.embedder, ContextualEmbedder)
-        feeds_context = self.attention is not None and self.attention.reads_previous_state
-        if feeds_context or not static or lookups < self.vocab_size:
+        if self._feeds_context:
             return super().search_step(lookups)
-        table = jax.vmap(self.cells[0].project)(self.embedder.vectors())
+        first = self.cells[0]
+        if lookups >= self.vocab_size and not isinstance(self.embedder, ContextualEmbedder):
+            table = jax.vmap(first.project)(self.embedder.vectors())
+            project = lambda token: table[token]
+        else:
+            project = lambda token: first.project(self.embedder(token[None])[0])
+        premixed = self.combine is not None
 
         def step(token: Array, state: tuple, memory: Memory) -> tuple[Array, tuple]:
-            return self._step_projected(table[token], state, memory, None)
+            return self._step_projected(project(token), state, memory, None, premixed=premixed)
 
         return step
 

@@ -232,7 +232,8 @@ def _decode_batch(model: Seq2Seq, strategy: DecoderStrategy, src: Array, mask: A
     search_step = model.decoder.search_step(src.shape[0] * strategy.width * strategy.max_length)
 
     def one(source, source_mask, k):
-        enc, memory = model.encode(source, source_mask)
+        enc, _ = model.encode(source, source_mask)
+        memory = model.decoder.search_memory(enc, source_mask)
 
         def step(token, state):
             return search_step(token, state, memory)
