@@ -1,6 +1,7 @@
 """zoo vs PyTorch on the same seq2seq model: training tokens/s, greedy and beam sentences/s.
 
     python bench/seq2seq.py            # both sides, back to back
+    python bench/seq2seq.py --rounds 3 # three rounds, sides alternating: the median ratio counts
     python bench/seq2seq.py --side zoo                       # one side, prints JSON
 
 Model (both sides): 1-layer LSTM encoder and decoder, Luong general attention,
@@ -13,7 +14,10 @@ fastest of `--decode-passes` passes over them (one pass lasts about a second).
 Compilation is excluded from the rates and reported on its own. PyTorch
 runs with ``torch.set_flush_denormal(True)`` (trained weights hold denormals
 that slow it otherwise); XLA flushes denormals itself. Each side runs in its
-own process (two thread pools in one process distort both).
+own process (two thread pools in one process distort both). With `--rounds`,
+the pair runs that many times, the sides alternating, and each row reports
+the median of the rounds' ratios (this machine's speed drifts by tens of
+percent over minutes, which a single pair cannot tell from a difference).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--alpha", type=float, default=0.6)
     p.add_argument("--threads", type=int, default=2, help="PyTorch intra-op threads")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rounds", type=int, default=1, help="pairs of runs, sides alternating; median ratios")
     return p.parse_args(argv)
 
 
@@ -138,34 +143,47 @@ def run_side(args) -> dict:
     return run(args, batches, test)
 
 
-def main() -> None:
-    args = parse_args()
-    if args.side is not None:
-        print(json.dumps(run_side(args)))
-        return
+def _run_pair(order: tuple[str, str]) -> dict[str, dict]:
     results = {}
-    for side in ("torch", "zoo"):
+    for side in order:
         command = [sys.executable, __file__, "--side", side, *sys.argv[1:]]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"the {side} side failed:\n{done.stderr[-4000:]}")
         results[side] = json.loads(done.stdout.strip().splitlines()[-1])
+    return results
+
+
+def main() -> None:
+    args = parse_args()
+    if args.side is not None:
+        print(json.dumps(run_side(args)))
+        return
     rows = [
         ("training (target tokens/s)", "train_tokens_per_s"),
         ("greedy (sentences/s)", "greedy_sentences_per_s"),
         (f"beam {args.beam_size} (sentences/s)", "beam_sentences_per_s"),
     ]
+    rounds = [_run_pair(("torch", "zoo") if i % 2 == 0 else ("zoo", "torch")) for i in range(args.rounds)]
+    if args.rounds > 1:
+        print(f"{'round':30s}" + "".join(f"{i + 1:>10d}" for i in range(args.rounds)))
+        for label, key in rows:
+            ratios = [r["zoo"][key] / r["torch"][key] for r in rounds]
+            print(f"{label:30s}" + "".join(f"{x:9.2f}x" for x in ratios))
+        print()
     print(f"{'':30s}{'PyTorch':>12s}{'zoo':>12s}{'zoo/PyTorch':>14s}")
     for label, key in rows:
-        t, z = results["torch"][key], results["zoo"][key]
-        print(f"{label:30s}{t:12,.0f}{z:12,.0f}{z / t:13.2f}x")
-    z = results["zoo"]
+        ratios = [r["zoo"][key] / r["torch"][key] for r in rounds]
+        t = float(np.median([r["torch"][key] for r in rounds]))
+        z = float(np.median([r["zoo"][key] for r in rounds]))
+        print(f"{label:30s}{t:12,.0f}{z:12,.0f}{float(np.median(ratios)):13.2f}x")
+    z = rounds[0]["zoo"]
     print(
         f"zoo compilation: train {z['train_compile_s']:.1f}s, greedy {z['greedy_compile_s']:.1f}s, "
         f"beam {z['beam_compile_s']:.1f}s"
     )
     for side in ("torch", "zoo"):
-        r = results[side]
+        r = rounds[0][side]
         print(
             f"{side}: loss {r['loss_first']:.3f} -> {r['loss_last']:.3f}; mean output length "
             f"greedy {r['greedy_mean_length']:.1f}, beam {r['beam_mean_length']:.1f}"
