@@ -111,17 +111,21 @@ class BeamSearch(DecoderStrategy):
     ) -> Hypotheses:
         k, length = self.beam_size, self.max_length
         empty = jnp.full((k, length), pad, dtype=jnp.int32)
-        init = _Beam(
+        copies = lambda tree: jax.tree.map(lambda leaf: jnp.broadcast_to(leaf, (k, *jnp.shape(leaf))), tree)
+        start = _Beam(
             step=jnp.int32(0),
             last=jnp.full((k,), bos, dtype=jnp.int32),
             live_tokens=empty,
             live_logp=jnp.full((k,), _NEG_INF, jnp.float32).at[0].set(0.0),
-            live_state=jax.tree.map(lambda leaf: jnp.broadcast_to(leaf, (k, *jnp.shape(leaf))), init_state),
+            live_state=copies(init_state),
             done_tokens=empty,
             done_scores=jnp.full((k,), _NEG_INF, jnp.float32),
             done_lengths=jnp.zeros((k,), jnp.int32),
         )
-        final = jax.lax.while_loop(self._can_improve, lambda beam: self._advance(beam, step_fn, eos), init)
+        # Only one hypothesis lives before the first token, so the first step runs once, not k times.
+        logits, state = step_fn(jnp.int32(bos), init_state)
+        first = self._extend(start, copies(logits), copies(state), eos)
+        final = jax.lax.while_loop(self._can_improve, lambda beam: self._advance(beam, step_fn, eos), first)
         n = self.n_best
         return Hypotheses(tokens=final.done_tokens[:n], scores=final.done_scores[:n], lengths=final.done_lengths[:n])
 
@@ -139,8 +143,12 @@ class BeamSearch(DecoderStrategy):
         return (beam.step < self.max_length) & hope
 
     def _advance(self, beam: _Beam, step_fn: StepFn, eos: int) -> _Beam:
-        k, t = self.beam_size, beam.step
         logits, states = jax.vmap(step_fn)(beam.last, beam.live_state)
+        return self._extend(beam, logits, states, eos)
+
+    def _extend(self, beam: _Beam, logits: Float[Array, "k vocab"], states: PyTree, eos: int) -> _Beam:
+        """The next beam from every live hypothesis's next-token logits and state."""
+        k, t = self.beam_size, beam.step
         logp = jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)
         vocab = logp.shape[-1]
         too_short = t + 1 < self.min_length
