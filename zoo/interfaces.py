@@ -219,6 +219,7 @@ class Attention(eqx.Module):
     The scores read the query and the memory's keys only; the context is the weighted
     sum ``weights @ memory.values``, so a decoder may hand it values already
     projected, of any width (the conformance kit checks both).
+
     Factories are called as ``factory(query_size=, key_size=, *, key, **params)``.
     The weights sum to 1 over real positions, are exactly 0 on masked ones, and are
     never NaN (mask with ``finfo.min``, softmax in float32).

@@ -95,8 +95,8 @@ def sequence_mask(lengths: Int[Array, "..."], max_len: int) -> Bool[Array, "... 
 
 
 def top_k(x: Float[Array, "... n"], k: int) -> tuple[Float[Array, "... k"], Int[Array, "... k"]]:
-    """`jax.lax.top_k` along the last axis (the same values and indices, ties to the lower
-    index), searching long rows in two passes.
+    """`jax.lax.top_k` of floating-point `x` along the last axis (the same values and
+    indices, ties to the lower index), searching long rows in two passes.
 
     XLA:CPU's TopK costs a few nanoseconds an element where a running maximum costs a
     fraction of one, so a long row is cut into chunks of about √(n/k) elements and only
