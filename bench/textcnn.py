@@ -43,8 +43,9 @@ def _run(train: LabelledTexts, test: LabelledTexts, args, keyed, seed: int) -> d
     n_dev = len(train) // 10
     dev, fold_train = train.subset(order[:n_dev].tolist()), train.subset(order[n_dev:].tolist())
     counts = {w: 1 for t in fold_train.texts for w in t}
-    if keyed is not None:  # words the pretrained vectors know keep their vector even if training never saw them
-        counts.update({w: 1 for t in dev.texts + test.texts for w in t if w in keyed.key_to_index})
+    if keyed is not None:  # words the pretrained vectors know (or build from subwords) keep their vector
+        known = lambda w: keyed.oov is not None or w in keyed.key_to_index
+        counts.update({w: 1 for t in dev.texts + test.texts for w in t if known(w)})
     vocab = Vocab.build(counts, specials=("pad", "unk"))
     overrides = {"lowercase": args.task != "trec", "freeze_embeddings": bool(args.static), "tokenizer": args.tokenizer}
     if keyed is not None:

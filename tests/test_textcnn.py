@@ -187,6 +187,23 @@ def test_frozen_embeddings_get_no_gradient_and_pretrained_rows_are_copied(tmp_pa
         initialise_embeddings(model, (["good"], np.ones((1, 3))), key=jax.random.key(1))
 
 
+def test_words_outside_the_pretrained_vocabulary_get_its_subword_vectors():
+    vocab = Vocab.build([["good", "Goodish", "film"]], specials=("pad", "unk"))
+    labels = Vocab(["neg", "pos"], specials={})
+
+    def subword(word):  # a stand-in for an n-gram sum
+        return np.full(4, float(len(word)), np.float32)
+
+    vectors = KeyedVectors(["good", "film"], np.arange(8, dtype=np.float32).reshape(2, 4), oov=subword)
+    model = zoo.build("textcnn", key=jax.random.key(0), vocab={"words": vocab, "labels": labels}, embedding_size=4)
+    model, coverage = initialise_embeddings(model, vectors, key=jax.random.key(1))
+    assert (coverage.found, coverage.total, coverage.from_subwords) == (3, 3, 1)
+    assert str(coverage) == "3 of 3 words (100.0%) have pretrained vectors, 1 of them from subwords"
+    np.testing.assert_array_equal(model.embedder.weight[vocab.index["Goodish"]], [7, 7, 7, 7])  # looked up lowercased
+    np.testing.assert_array_equal(model.embedder.weight[vocab.index["film"]], [4, 5, 6, 7])
+    assert not np.array_equal(model.embedder.weight[vocab.unk_id], [7, 7, 7, 7])  # reserved rows stay random
+
+
 def test_readers(tmp_path):
     assert tokenize("It's a ''great'' film, isn't it?") == [
         "it's", "a", "'", "'", "great", "'", "'", "film", ",", "isn't", "it", "?",

@@ -31,13 +31,15 @@ class Coverage:
 
     found: int
     total: int
+    from_subwords: int = 0  # of `found`: words outside the pretrained vocabulary, given vectors by its `oov`
 
     @property
     def fraction(self) -> float:
         return self.found / max(self.total, 1)
 
     def __str__(self) -> str:
-        return f"{self.found:,} of {self.total:,} words ({self.fraction:.1%}) have pretrained vectors"
+        text = f"{self.found:,} of {self.total:,} words ({self.fraction:.1%}) have pretrained vectors"
+        return text + (f", {self.from_subwords:,} of them from subwords" if self.from_subwords else "")
 
 
 def vectors_of(source: Any) -> KeyedVectors:
@@ -61,9 +63,11 @@ def initialise_embeddings(
 ) -> tuple[Any, Coverage]:
     """Copy pretrained vectors into ``model.embedder`` for every word of its vocabulary they cover.
 
-    A word is looked up as written, then lowercased. Words without a pretrained
-    vector are drawn from U[-a, a] with a chosen so their variance matches the
-    pretrained vectors' (Kim 2014); reserved tokens (padding, unknown) too.
+    A word is looked up as written, then lowercased. Words outside the pretrained
+    vocabulary get the source's ``oov`` vector where it has one (FastText's sum of
+    character n-gram vectors, Bojanowski et al. 2017). The rest are drawn from
+    U[-a, a] with a chosen so their variance matches the pretrained vectors' (Kim
+    2014); reserved tokens (padding, unknown) too.
 
     **Arguments:**
 
@@ -90,7 +94,7 @@ def initialise_embeddings(
     scale = float(np.sqrt(3.0 * np.var(matrix))) if matrix.size else 0.25
     new = np.array(jax.random.uniform(key, table.shape, minval=-scale, maxval=scale), dtype=np.float32)
     reserved, skipped = set(vocab.specials.values()), set(skip)
-    found = 0
+    found = from_subwords = 0
     for row, word in enumerate(vocab.tokens):
         if word in reserved or word in skipped:
             continue
@@ -98,6 +102,9 @@ def initialise_embeddings(
         if hit is not None:
             new[row] = matrix[hit]
             found += 1
+        elif keyed.oov is not None:
+            new[row] = keyed.get_vector(word.lower())
+            found, from_subwords = found + 1, from_subwords + 1
     total = len(vocab) - len(reserved)
     updated = eqx.tree_at(lambda m: m.embedder.weight, model, jnp.asarray(new, dtype=table.dtype))
-    return updated, Coverage(found, total)
+    return updated, Coverage(found, total, from_subwords)
