@@ -110,7 +110,9 @@ class Embedder(eqx.Module):
 
     @abc.abstractmethod
     def vectors(self) -> Float[Array, "vocab dim"]:
-        """The static vector of every id, ``[num_embeddings, embedding_size]``."""
+        """The static vector of every id, ``[num_embeddings, embedding_size]``: what
+        the embedder gives each id without a key, unless it is a `ContextualEmbedder`
+        (decoders build per-vocabulary tables from it)."""
 
 
 class ContextualEmbedder(Embedder):
