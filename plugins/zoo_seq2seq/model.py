@@ -232,7 +232,7 @@ def _decode_batch(model: Seq2Seq, strategy: DecoderStrategy, src: Array, mask: A
     search_step = model.decoder.search_step(src.shape[0] * strategy.width * strategy.max_length)
 
     def one(source, source_mask, k):
-        enc, _ = model.encode(source, source_mask)
+        enc, _ = model.encode(source, source_mask)  # its memory goes unused, and compiled away
         memory = model.decoder.search_memory(enc, source_mask)
 
         def step(token, state):
