@@ -66,6 +66,29 @@ def test_single_example_nested_vmap_and_a_batch_of_weights(inputs, reverse):
     _close(nested(_fused), nested(_generic))
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_the_fused_projection_matches_projecting_first(inputs, reverse):
+    """`LSTMCell.run` (projection inside the fused scan): values and every gradient, batched."""
+    cell, _, mask, state, target = inputs
+    xs = jax.random.normal(jax.random.key(7), (B, T, E))
+
+    def generic(c, x, m, s):
+        return RecurrentCell.scan(c, jax.vmap(c.project)(x), m, s, reverse=reverse)
+
+    def loss(run):
+        def value(c, x, h0, c0):
+            outs, (h, cc) = jax.vmap(lambda x_, m_, h_, c_: run(c, x_, m_, (h_, c_)))(x, mask, h0, c0)
+            return jnp.sum(outs * target) + jnp.sum(h**2) + jnp.sum(jnp.sin(cc))
+
+        return eqx.filter_jit(eqx.filter_value_and_grad(lambda args: value(*args)))
+
+    fused = lambda c, x, m, s: c.run(x, m, s, reverse=reverse)
+    args = (cell, xs, *state)
+    _close(loss(fused)(args), loss(generic)(args))
+    one = lambda run: jax.grad(lambda x: jnp.sum(run(cell, x, mask[2], (state[0][2], state[1][2]))[0] ** 2))(xs[2])
+    _close(one(fused), one(generic))  # unbatched
+
+
 def test_run_cell_uses_the_fused_scan_and_holds_state_on_pads(inputs):
     from zoo.nn import run_cell
 

@@ -181,7 +181,7 @@ class RecurrentCell(eqx.Module):
 
         **Returns:** ``(output of the state after each position [seq, hidden], final state)``.
         A cell may replace this with a fused implementation computing the same
-        values (e.g. a hand-written backward pass); `zoo.nn.run_cell` calls it.
+        values (e.g. a hand-written backward pass); `run` calls it.
         """
 
         def body(carry, inputs):
@@ -191,6 +191,16 @@ class RecurrentCell(eqx.Module):
 
         final, outputs = jax.lax.scan(body, state, (projected, mask), reverse=reverse)
         return outputs, final
+
+    def run(
+        self, xs: Float[Array, "seq input"], mask: Bool[Array, " seq"], state: PyTree, *, reverse: bool = False
+    ) -> tuple[Float[Array, "seq hidden"], PyTree]:
+        """`project` every position, then `scan`: the same returns as `scan`, from raw inputs.
+
+        A cell may replace this with one that fuses the projection into its scan;
+        `zoo.nn.run_cell` calls it.
+        """
+        return self.scan(jax.vmap(self.project)(xs), mask, state, reverse=reverse)
 
 
 class Encoder(eqx.Module):

@@ -139,7 +139,7 @@ def run_cell(cell, xs, mask, state=None, *, reverse: bool = False):
     """Run a `RecurrentCell` over a padded sequence.
 
     The input projection is one matrix product over all positions; the scan
-    (`RecurrentCell.scan`, which a cell may fuse) holds the state on padded
+    (`RecurrentCell.run`, which a cell may fuse) holds the state on padded
     positions, so pads never change a result.
 
     **Arguments:**
@@ -151,7 +151,6 @@ def run_cell(cell, xs, mask, state=None, *, reverse: bool = False):
 
     **Returns:** ``(outputs [seq, hidden_size], final_state)``; outputs are 0 on pads.
     """
-    projected = jax.vmap(cell.project)(xs)
     state = cell.init_state() if state is None else state
-    outputs, final = cell.scan(projected, mask, state, reverse=reverse)
+    outputs, final = cell.run(xs, mask, state, reverse=reverse)
     return jnp.where(mask[:, None], outputs, 0.0), final

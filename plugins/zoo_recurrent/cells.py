@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from zoo.interfaces import RecurrentCell
-from zoo_recurrent.fused import lstm_sequence
+from zoo_recurrent.fused import lstm_layer, lstm_sequence
 
 __all__ = ["ElmanCell", "GRUCell", "LSTMCell"]
 
@@ -136,6 +136,19 @@ class LSTMCell(RecurrentCell):
     ) -> tuple[Float[Array, "seq hidden"], tuple[Array, Array]]:
         """The same values as the generic scan; the gradient comes from `zoo_recurrent.fused`."""
         return lstm_sequence(self.weight_h, projected, mask, state, forget_bias=self.forget_bias, reverse=reverse)
+
+    def run(
+        self,
+        xs: Float[Array, "seq input"],
+        mask: Bool[Array, " seq"],
+        state: tuple[Array, Array],
+        *,
+        reverse=False,
+    ) -> tuple[Float[Array, "seq hidden"], tuple[Array, Array]]:
+        """The same values as `project` then `scan`, with the projection fused into the scan."""
+        return lstm_layer(
+            self.weight_x, self.bias, self.weight_h, xs, mask, state, forget_bias=self.forget_bias, reverse=reverse
+        )
 
 
 class GRUCell(RecurrentCell):

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from jax import custom_batching
 from jaxtyping import Array, Bool, Float
 
-__all__ = ["lstm_sequence"]
+__all__ = ["lstm_layer", "lstm_sequence"]
 
 
 def _gates(z: Array, forget_bias: float) -> tuple[Array, Array, Array, Array]:
@@ -89,67 +89,84 @@ def _broadcast(args, in_batched, axis_size):
 
 
 @functools.cache
-def _per_example(forget_bias: float, reverse: bool):
-    """The per-example sequence function for one (forget_bias, direction), with its rules."""
+def _per_example(forget_bias: float, reverse: bool, projects: bool):
+    """The per-example sequence function for one (forget_bias, direction, projection), with its rules.
 
-    def forward_batched(weight_h, projected, mask, h0, c0):
-        (hs, h, c), saved = _forward(
-            weight_h, _time_major(projected, reverse), _time_major(mask, reverse), h0, c0, forget_bias
+    Its arguments are ``(weights, inputs, mask, h0, c0)``: `weights` is ``(weight_h,)``
+    and `inputs` the projected inputs ``[seq, 4H]``, or, when `projects`, ``(weight_h,
+    weight_x, bias)`` and the raw inputs ``[seq, input]``, projected inside so that the
+    ``4H``-wide tensors are made and read time-major (only the narrower inputs and
+    their gradient change layout).
+    """
+
+    def forward_batched(weights, inputs, mask, h0, c0):
+        x = _time_major(inputs, reverse)
+        projected = x @ weights[1] + weights[2] if projects else x
+        (hs, h, c), saved = _forward(weights[0], projected, _time_major(mask, reverse), h0, c0, forget_bias)
+        return (_batch_major(hs, reverse), h, c), (*saved, x) if projects else saved
+
+    def backward_batched(weights, mask, saved, d_hs, d_h, d_c):
+        lstm_saved = saved[:7]
+        dw_h, dz, dh0, dc0 = _backward(
+            weights[0], _time_major(mask, reverse), lstm_saved, _time_major(d_hs, reverse), d_h, d_c
         )
-        return (_batch_major(hs, reverse), h, c), saved
+        if not projects:
+            return (dw_h,), _batch_major(dz, reverse), dh0, dc0
+        x = saved[7]
+        d_weights = (dw_h, jnp.einsum("tbi,tbg->ig", x, dz), jnp.sum(dz, axis=(0, 1)))
+        return d_weights, _batch_major(dz @ weights[1].T, reverse), dh0, dc0
 
-    def forward_one(weight_h, projected, mask, h0, c0):
-        out, saved = forward_batched(weight_h, projected[None], mask[None], h0[None], c0[None])
+    def forward_one(weights, inputs, mask, h0, c0):
+        out, saved = forward_batched(weights, inputs[None], mask[None], h0[None], c0[None])
         return jax.tree.map(lambda x: x[0], out), jax.tree.map(lambda x: x[:, 0], saved)
 
-    def backward_one(weight_h, mask, saved, d_hs, d_h, d_c):
+    def backward_one(weights, mask, saved, d_hs, d_h, d_c):
         saved = jax.tree.map(lambda x: x[:, None], saved)
-        dw, dz, dh0, dc0 = _backward(
-            weight_h, _time_major(mask[None], reverse), saved, _time_major(d_hs[None], reverse), d_h[None], d_c[None]
-        )
-        return dw, _batch_major(dz, reverse)[0], dh0[0], dc0[0]
+        d_weights, d_inputs, dh0, dc0 = backward_batched(weights, mask[None], saved, d_hs[None], d_h[None], d_c[None])
+        return d_weights, d_inputs[0], dh0[0], dc0[0]
 
     forward, backward = custom_batching.custom_vmap(forward_one), custom_batching.custom_vmap(backward_one)
+    axis = lambda batched: 0 if batched else None
 
     @forward.def_vmap
-    def _(axis_size, in_batched, weight_h, *data):
-        if in_batched[0]:  # a batch of weights (an ensemble): nothing shared to gain
-            out = jax.vmap(forward_one, in_axes=[0 if b else None for b in in_batched])(weight_h, *data)
+    def _(axis_size, in_batched, weights, *data):
+        if any(in_batched[0]):  # a batch of weights (an ensemble): nothing shared to gain
+            in_axes = [jax.tree.map(axis, in_batched[0]), *(axis(b) for b in in_batched[1:])]
+            out = jax.vmap(forward_one, in_axes=in_axes)(weights, *data)
             return out, jax.tree.map(lambda _: True, out)
-        out, saved = forward_batched(weight_h, *_broadcast(data, in_batched[1:], axis_size))
+        out, saved = forward_batched(weights, *_broadcast(data, in_batched[1:], axis_size))
         saved = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), saved)  # the batch axis first for vmap
         return (out, saved), jax.tree.map(lambda _: True, (out, saved))
 
     @backward.def_vmap
-    def _(axis_size, in_batched, weight_h, mask, saved, d_hs, d_h, d_c):
-        if in_batched[0]:
-            axis = lambda b: 0 if b else None
-            axes = [axis(in_batched[0]), axis(in_batched[1]), jax.tree.map(axis, in_batched[2])]
-            axes += [axis(b) for b in in_batched[3:]]
-            out = jax.vmap(backward_one, in_axes=axes)(weight_h, mask, saved, d_hs, d_h, d_c)
-            return out, (True, True, True, True)
+    def _(axis_size, in_batched, weights, mask, saved, d_hs, d_h, d_c):
+        if any(in_batched[0]):
+            in_axes = [jax.tree.map(axis, in_batched[0]), axis(in_batched[1]), jax.tree.map(axis, in_batched[2])]
+            in_axes += [axis(b) for b in in_batched[3:]]
+            out = jax.vmap(backward_one, in_axes=in_axes)(weights, mask, saved, d_hs, d_h, d_c)
+            return out, jax.tree.map(lambda _: True, out)
         mask, d_hs, d_h, d_c = _broadcast([mask, d_hs, d_h, d_c], [in_batched[1], *in_batched[3:]], axis_size)
         saved = jax.tree.map(
             lambda x, b: jnp.swapaxes(x if b else jnp.broadcast_to(x, (axis_size, *x.shape)), 0, 1),
             saved,
             in_batched[2],
         )
-        dw, dz, dh0, dc0 = _backward(weight_h, _time_major(mask, reverse), saved, _time_major(d_hs, reverse), d_h, d_c)
-        # dW is already summed over the batch: the weights are shared by every example
-        return (dw, _batch_major(dz, reverse), dh0, dc0), (False, True, True, True)
+        d_weights, d_inputs, dh0, dc0 = backward_batched(weights, mask, saved, d_hs, d_h, d_c)
+        # The weight gradients are already summed over the batch: the weights are shared by every example.
+        return (d_weights, d_inputs, dh0, dc0), (jax.tree.map(lambda _: False, d_weights), True, True, True)
 
     @jax.custom_vjp
-    def run(weight_h, projected, mask, h0, c0):
-        return forward(weight_h, projected, mask, h0, c0)[0]
+    def run(weights, inputs, mask, h0, c0):
+        return forward(weights, inputs, mask, h0, c0)[0]
 
-    def run_fwd(weight_h, projected, mask, h0, c0):
-        out, saved = forward(weight_h, projected, mask, h0, c0)
-        return out, (weight_h, mask, saved)
+    def run_fwd(weights, inputs, mask, h0, c0):
+        out, saved = forward(weights, inputs, mask, h0, c0)
+        return out, (weights, mask, saved)
 
     def run_bwd(residuals, cotangents):
-        weight_h, mask, saved = residuals
-        dw, dz, dh0, dc0 = backward(weight_h, mask, saved, *cotangents)
-        return dw, dz, None, dh0, dc0
+        weights, mask, saved = residuals
+        d_weights, d_inputs, dh0, dc0 = backward(weights, mask, saved, *cotangents)
+        return d_weights, d_inputs, None, dh0, dc0
 
     run.defvjp(run_fwd, run_bwd)
     return run
@@ -170,5 +187,27 @@ def lstm_sequence(
     every position [seq, hidden], final (h, c))``; equal to scanning
     `LSTMCell.recur`, with a faster gradient.
     """
-    hs, h, c = _per_example(float(forget_bias), bool(reverse))(weight_h, projected, mask, state[0], state[1])
+    run = _per_example(float(forget_bias), bool(reverse), False)
+    hs, h, c = run((weight_h,), projected, mask, state[0], state[1])
+    return hs, (h, c)
+
+
+def lstm_layer(
+    weight_x: Float[Array, "input gates"],
+    bias: Float[Array, " gates"],
+    weight_h: Float[Array, "hidden gates"],
+    inputs: Float[Array, "seq input"],
+    mask: Bool[Array, " seq"],
+    state: tuple[Float[Array, " hidden"], Float[Array, " hidden"]],
+    *,
+    forget_bias: float,
+    reverse: bool = False,
+) -> tuple[Float[Array, "seq hidden"], tuple[Array, Array]]:
+    """`lstm_sequence` of ``inputs @ weight_x + bias`` ``[seq, input]``, the projection fused in.
+
+    The same values as projecting first; under `vmap` the ``[seq, batch, 4*hidden]``
+    projection and its gradient stay in the scan's time-major layout.
+    """
+    run = _per_example(float(forget_bias), bool(reverse), True)
+    hs, h, c = run((weight_h, weight_x, bias), inputs, mask, state[0], state[1])
     return hs, (h, c)

@@ -154,6 +154,15 @@ class CellTests(_Built):
             assert outputs.shape == (LENGTH, self.hidden_size)
             assert_trees_close(jax.tree.map(lambda a, r=row: a[r], batched), (outputs, final))
 
+    def test_run_equals_project_then_scan(self, module, xs):
+        mask = _mask([4], LENGTH)[0]
+        state = module.init_state()
+        projected = jax.vmap(module.project)(xs[0])
+        for reverse in (False, True):
+            assert_trees_close(
+                module.run(xs[0], mask, state, reverse=reverse), module.scan(projected, mask, state, reverse=reverse)
+            )
+
     def test_state_is_held_on_padding(self, module, xs):
         mask = _mask([3], LENGTH)[0]
         _, final = run_cell(module, xs[0], mask)
