@@ -103,16 +103,15 @@ def _per_example(forget_bias: float, reverse: bool, projects: bool):
         x = _time_major(inputs, reverse)
         projected = x @ weights[1] + weights[2] if projects else x
         (hs, h, c), saved = _forward(weights[0], projected, _time_major(mask, reverse), h0, c0, forget_bias)
-        return (_batch_major(hs, reverse), h, c), (*saved, x) if projects else saved
+        return (_batch_major(hs, reverse), h, c), [*saved, x] if projects else saved
 
     def backward_batched(weights, mask, saved, d_hs, d_h, d_c):
-        lstm_saved = saved[:7]
+        lstm_saved, x = (saved[:-1], saved[-1]) if projects else (saved, None)
         dw_h, dz, dh0, dc0 = _backward(
             weights[0], _time_major(mask, reverse), lstm_saved, _time_major(d_hs, reverse), d_h, d_c
         )
         if not projects:
             return (dw_h,), _batch_major(dz, reverse), dh0, dc0
-        x = saved[7]
         d_weights = (dw_h, jnp.einsum("tbi,tbg->ig", x, dz), jnp.sum(dz, axis=(0, 1)))
         return d_weights, _batch_major(dz @ weights[1].T, reverse), dh0, dc0
 
