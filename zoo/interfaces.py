@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
+from zoo.softmax_loss import linear_softmax_nll
 from zoo.spec import ModelSpec
 
 __all__ = [
@@ -396,6 +397,27 @@ class LanguageModel(Model):
         after the last real one. Padded positions hold the state, so pads never
         change a result; their logits are finite but meaningless."""
 
+    def output_layer(self) -> tuple[Float[Array, "vocab width"], Float[Array, " vocab"]] | None:
+        """``(W [vocab_size, width], b [vocab_size])`` when the logits are ``features W^T + b``
+        (then `features` is implemented too), else None.
+
+        A model that says so trains through `zoo.softmax_loss.linear_softmax_nll`,
+        which never holds a whole batch's ``[positions, vocab]`` logits.
+        """
+        return None
+
+    def features(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"],
+        state: PyTree,
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> tuple[Float[Array, "seq width"], PyTree]:
+        """The output layer's inputs ``[seq, width]`` and the state, as `__call__` would
+        compute them (the same dropout for the same key); for models with an `output_layer`."""
+        raise NotImplementedError(f"{type(self).__name__} has no linear output layer (output_layer() is None)")
+
     def step(self, token: Int[Array, ""], state: PyTree) -> tuple[Float[Array, " vocab"], PyTree]:
         """Consume one token: the logits of the next one ``[vocab_size]`` and the new state."""
         logits, state = self(token[None], jnp.ones(1, bool), state)
@@ -405,10 +427,9 @@ class LanguageModel(Model):
         """`init_state` for every row of a batch (leaves ``[batch_size, ...]``)."""
         return jax.tree.map(lambda a: jnp.broadcast_to(a, (batch_size, *a.shape)), self.init_state())
 
-    def token_nll(
-        self, batch: Mapping[str, Array], carry: PyTree, *, key: PRNGKeyArray | None = None
-    ) -> tuple[Float[Array, "batch seq"], PyTree]:
-        """Negative log-likelihood of every target ``[B, T]`` (0 on pads) and the carry after the batch."""
+    def _over_batch(self, fn, batch: Mapping[str, Array], carry: PyTree, key: PRNGKeyArray | None):
+        """``fn(ids, mask, state, key=...)`` on every row of `batch` (rows flagged in
+        ``reset`` start from `init_state`): its stacked outputs and the carry."""
         ids, mask = batch["ids"], batch["mask"]
         if "reset" in batch:
             fresh = self.initial_carry(ids.shape[0])
@@ -418,22 +439,33 @@ class LanguageModel(Model):
                 carry,
             )
         if key is None:
-            logits, carry = jax.vmap(lambda i, m, s: self(i, m, s))(ids, mask, carry)
-        else:
-            keys = jax.random.split(key, ids.shape[0])
-            logits, carry = jax.vmap(lambda i, m, s, k: self(i, m, s, key=k))(ids, mask, carry, keys)
+            return jax.vmap(lambda i, m, s: fn(i, m, s))(ids, mask, carry)
+        keys = jax.random.split(key, ids.shape[0])
+        return jax.vmap(lambda i, m, s, k: fn(i, m, s, key=k))(ids, mask, carry, keys)
+
+    def token_nll(
+        self, batch: Mapping[str, Array], carry: PyTree, *, key: PRNGKeyArray | None = None
+    ) -> tuple[Float[Array, "batch seq"], PyTree]:
+        """Negative log-likelihood of every target ``[B, T]`` (0 on pads) and the carry after the batch."""
+        logits, carry = self._over_batch(self, batch, carry, key)
         logits = logits.astype(jnp.float32)
         target_logit = jnp.take_along_axis(logits, batch["targets"][..., None], axis=-1)[..., 0]
         nll = jax.nn.logsumexp(logits, axis=-1) - target_logit
-        return jnp.where(mask, nll, 0.0), carry
+        return jnp.where(batch["mask"], nll, 0.0), carry
 
     def carried_loss(
         self, batch: Mapping[str, Array], carry: PyTree, *, key: PRNGKeyArray | None = None
     ) -> tuple[Float[Array, ""], PyTree]:
         """Mean NLL per real target starting from `carry`, and the carry for the next batch."""
-        nll, carry = self.token_nll(batch, carry, key=key)
         count = jnp.maximum(jnp.sum(batch["mask"]), 1)
-        return jnp.sum(nll) / count, carry
+        layer = self.output_layer()
+        if layer is None:
+            nll, carry = self.token_nll(batch, carry, key=key)
+            return jnp.sum(nll) / count, carry
+        x, carry = self._over_batch(self.features, batch, carry, key)
+        weights = (batch["mask"] / count).astype(jnp.float32).reshape(-1)
+        targets = batch["targets"].reshape(-1)
+        return linear_softmax_nll(x.reshape(-1, x.shape[-1]), *layer, targets, weights), carry
 
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean NLL per real target, every row starting from `init_state`."""

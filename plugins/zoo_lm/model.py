@@ -91,6 +91,19 @@ class RecurrentLanguageModel(LanguageModel):
         *,
         key: PRNGKeyArray | None = None,
     ) -> tuple[Float[Array, "seq vocab"], tuple[PyTree, ...]]:
+        x, finals = self.features(ids, mask, state, key=key)
+        weight, bias = self.output_layer()
+        return x @ weight.T + bias, finals
+
+    def features(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"],
+        state: tuple[PyTree, ...],
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> tuple[Float[Array, "seq width"], tuple[PyTree, ...]]:
+        """The top layer's outputs after dropout (through the tied projection, if any)."""
         keys = [None] * (len(self.layers) + 2) if key is None else list(jax.random.split(key, len(self.layers) + 2))
         x = self.embedder(ids, mask, key=keys[-1])
         finals = []
@@ -99,17 +112,12 @@ class RecurrentLanguageModel(LanguageModel):
             out, final = run_cell(cell, inputs, mask, layer_state)
             x = out + x if self.residual and out.shape == x.shape else out
             finals.append(final)
-        return self.output(apply_dropout(x, self.dropout, keys[-2])), tuple(finals)
+        x = apply_dropout(x, self.dropout, keys[-2])
+        return (x if self.projection is None else x @ self.projection), tuple(finals)
 
-    def output(self, hidden: Float[Array, "seq hidden"]) -> Float[Array, "seq vocab"]:
-        """Logits from top-layer outputs, one matrix product over all positions.
-
-        The output matrix is stored vocabulary-major, ``[vocab, hidden]`` like an
-        embedding table (tied or not): its gradient then needs no transposed copy
-        of the ``[positions, vocab]`` logit gradient (measured faster on XLA:CPU).
-        """
-        if self.output_weight is not None:
-            return hidden @ self.output_weight.T + self.output_bias
-        if self.projection is not None:
-            hidden = hidden @ self.projection
-        return hidden @ self.embedder.vectors().T + self.output_bias
+    def output_layer(self) -> tuple[Float[Array, "vocab width"], Float[Array, " vocab"]]:
+        """``(W, b)``: the output matrix is stored vocabulary-major, ``[vocab, width]``
+        like an embedding table (tied or not): its gradient then needs no transposed
+        copy of the ``[positions, vocab]`` logit gradient (measured faster on XLA:CPU)."""
+        weight = self.embedder.vectors() if self.output_weight is None else self.output_weight
+        return weight, self.output_bias

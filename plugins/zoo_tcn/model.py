@@ -99,11 +99,27 @@ class ConvolutionalLanguageModel(LanguageModel):
         *,
         key: PRNGKeyArray | None = None,
     ) -> tuple[Float[Array, "seq vocab"], tuple[tuple[Array, Array], ...]]:
+        x, finals = self.features(ids, mask, state, key=key)
+        weight, bias = self.output_layer()
+        return x @ weight.T + bias, finals
+
+    def features(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"],
+        state: tuple[tuple[Array, Array], ...],
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> tuple[Float[Array, "seq hidden"], tuple[tuple[Array, Array], ...]]:
+        """The last block's outputs."""
         keys = [None] * (len(self.blocks) + 1) if key is None else list(jax.random.split(key, len(self.blocks) + 1))
         x = self.embedder(ids, mask, key=keys[-1])
         finals = []
         for block, block_state, k in zip(self.blocks, state, keys, strict=False):
             x, final = block(x, mask, block_state, key=k)
             finals.append(final)
+        return x, tuple(finals)
+
+    def output_layer(self) -> tuple[Float[Array, "vocab hidden"], Float[Array, " vocab"]]:
         weight = self.embedder.vectors() if self.output_weight is None else self.output_weight
-        return x @ weight.T + self.output_bias, tuple(finals)
+        return weight, self.output_bias

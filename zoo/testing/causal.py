@@ -129,3 +129,28 @@ class CausalModelTests(ConformanceTests):
         if any(jnp.issubdtype(a.dtype, jnp.floating) for a in jax.tree.leaves(noise)):
             kept = dict(batch, reset=jnp.zeros(3, bool))
             assert float(model.carried_loss(kept, noise)[0]) != float(fresh), "the carried state is ignored"
+
+    @pytest.mark.parametrize("training", [False, True], ids=["inference", "dropout"])
+    def test_loss_and_gradients_equal_the_logits(self, model, training):
+        """`carried_loss` (through `output_layer`, if the model has one) gives the mean of
+        `token_nll` and the same gradients."""
+        batch = model.example_batch(key=jax.random.key(6), batch_size=3, length=8)
+        key = jax.random.key(7) if training else None
+        carry = model.initial_carry(3)
+
+        def from_logits(m):
+            nll, _ = m.token_nll(batch, carry, key=key)
+            return jnp.sum(nll) / jnp.sum(batch["mask"])
+
+        def carried(m):
+            return m.carried_loss(batch, carry, key=key)[0]
+
+        value, grads = eqx.filter_jit(eqx.filter_value_and_grad(carried))(model)
+        expected, expected_grads = eqx.filter_jit(eqx.filter_value_and_grad(from_logits))(model)
+        np.testing.assert_allclose(float(value), float(expected), rtol=1e-5)
+        assert_trees_close(grads, expected_grads, atol=1e-5)
+        if model.output_layer() is not None:
+            x, _ = model.features(batch["ids"][0], batch["mask"][0], model.init_state())
+            weight, bias = model.output_layer()
+            logits, _ = model(batch["ids"][0], batch["mask"][0], model.init_state())
+            assert_trees_close(x @ weight.T + bias, logits, atol=1e-5)
