@@ -48,7 +48,8 @@ def linear_softmax_nll(
     Differentiable in `x`, `weight`, `bias` and `weights` (the gradient of the
     last is each position's NLL); `targets` are indices into the vocabulary. A
     position with weight 0 (padding) adds nothing and gets a zero gradient.
-    Computed in float32 whatever the inputs' dtype.
+    Computed in float32 whatever the inputs' dtype. Reverse mode only (a
+    `jax.custom_vjp`): `jax.jvp` and forward-over-reverse Hessians of it fail.
     """
     rows = chunk_rows(x.shape[0], weight.shape[0], chunk_bytes)
     return _nll(rows, x, weight, bias, targets, weights)
