@@ -31,6 +31,7 @@ __all__ = [
     "EncoderOutput",
     "Hypotheses",
     "LanguageModel",
+    "LinearOutputLanguageModel",
     "Memory",
     "Model",
     "RecurrentCell",
@@ -399,24 +400,8 @@ class LanguageModel(Model):
 
     def output_layer(self) -> tuple[Float[Array, "vocab width"], Float[Array, " vocab"]] | None:
         """``(W [vocab_size, width], b [vocab_size])`` when the logits are ``features W^T + b``
-        (then `features` is implemented too), else None.
-
-        A model that says so trains through `zoo.softmax_loss.linear_softmax_nll`,
-        which never holds a whole batch's ``[positions, vocab]`` logits.
-        """
+        (a `LinearOutputLanguageModel`), else None: the loss then comes from `__call__`'s logits."""
         return None
-
-    def features(
-        self,
-        ids: Int[Array, " seq"],
-        mask: Bool[Array, " seq"],
-        state: PyTree,
-        *,
-        key: PRNGKeyArray | None = None,
-    ) -> tuple[Float[Array, "seq width"], PyTree]:
-        """The output layer's inputs ``[seq, width]`` and the state, as `__call__` would
-        compute them (the same dropout for the same key); for models with an `output_layer`."""
-        raise NotImplementedError(f"{type(self).__name__} has no linear output layer (output_layer() is None)")
 
     def step(self, token: Int[Array, ""], state: PyTree) -> tuple[Float[Array, " vocab"], PyTree]:
         """Consume one token: the logits of the next one ``[vocab_size]`` and the new state."""
@@ -485,3 +470,41 @@ class LanguageModel(Model):
             "targets": jnp.pad(targets, pad).astype(jnp.int32),
             "mask": jnp.pad(mask, pad),
         }
+
+
+class LinearOutputLanguageModel(LanguageModel):
+    """A `LanguageModel` whose logits are an affine map of per-position features.
+
+    A final subclass implements `features` and `output_layer` (and `init_state`);
+    `__call__` composes them, and the training loss goes through
+    `zoo.softmax_loss.linear_softmax_nll`, which reads the positions in chunks and
+    never holds a whole batch's ``[positions, vocab]`` logits.
+    """
+
+    @abc.abstractmethod
+    def features(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"],
+        state: PyTree,
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> tuple[Float[Array, "seq width"], PyTree]:
+        """The output layer's inputs ``[seq, width]`` at every position, and the state
+        after the last real one (dropout drawn from `key`, as `__call__` draws it)."""
+
+    @abc.abstractmethod
+    def output_layer(self) -> tuple[Float[Array, "vocab width"], Float[Array, " vocab"]]:
+        """``(W [vocab_size, width], b [vocab_size])``: the logits are ``features W^T + b``."""
+
+    def __call__(
+        self,
+        ids: Int[Array, " seq"],
+        mask: Bool[Array, " seq"],
+        state: PyTree,
+        *,
+        key: PRNGKeyArray | None = None,
+    ) -> tuple[Float[Array, "seq vocab"], PyTree]:
+        x, state = self.features(ids, mask, state, key=key)
+        weight, bias = self.output_layer()
+        return x @ weight.T + bias, state

@@ -8,7 +8,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
 from zoo.data.vocab import Vocabularies
 from zoo.errors import RegistryError
-from zoo.interfaces import Embedder, LanguageModel, RecurrentCell
+from zoo.interfaces import Embedder, LinearOutputLanguageModel, RecurrentCell
 from zoo.nn import dropout as apply_dropout
 from zoo.nn import run_cell
 from zoo.spec import ModelSpec
@@ -20,7 +20,7 @@ def _uniform(key: PRNGKeyArray, shape: tuple[int, ...], scale: float) -> Array:
     return jax.random.uniform(key, shape, minval=-scale, maxval=scale)
 
 
-class RecurrentLanguageModel(LanguageModel):
+class RecurrentLanguageModel(LinearOutputLanguageModel):
     """A stack of recurrent layers over token embeddings, predicting the next token.
 
     ``h^0_t = E[w_t]``; ``h^l_t = cell_l(D(h^{l-1}_t), h^l_{t-1})`` (plus
@@ -82,18 +82,6 @@ class RecurrentLanguageModel(LanguageModel):
 
     def init_state(self) -> tuple[PyTree, ...]:
         return tuple(cell.init_state() for cell in self.layers)
-
-    def __call__(
-        self,
-        ids: Int[Array, " seq"],
-        mask: Bool[Array, " seq"],
-        state: tuple[PyTree, ...],
-        *,
-        key: PRNGKeyArray | None = None,
-    ) -> tuple[Float[Array, "seq vocab"], tuple[PyTree, ...]]:
-        x, finals = self.features(ids, mask, state, key=key)
-        weight, bias = self.output_layer()
-        return x @ weight.T + bias, finals
 
     def features(
         self,

@@ -8,14 +8,14 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from zoo.data.vocab import Vocabularies
 from zoo.errors import RegistryError
-from zoo.interfaces import Embedder, LanguageModel
+from zoo.interfaces import Embedder, LinearOutputLanguageModel
 from zoo.spec import ModelSpec
 from zoo_tcn.conv import TemporalBlock
 
 __all__ = ["ConvolutionalLanguageModel"]
 
 
-class ConvolutionalLanguageModel(LanguageModel):
+class ConvolutionalLanguageModel(LinearOutputLanguageModel):
     """A stack of residual blocks of dilated causal convolutions predicting the next token.
 
     Block i dilates by ``2^i`` (1, 2, 4, 8, ...), so `num_levels` blocks of
@@ -90,18 +90,6 @@ class ConvolutionalLanguageModel(LanguageModel):
 
     def init_state(self) -> tuple[tuple[Array, Array], ...]:
         return tuple(block.init_state() for block in self.blocks)
-
-    def __call__(
-        self,
-        ids: Int[Array, " seq"],
-        mask: Bool[Array, " seq"],
-        state: tuple[tuple[Array, Array], ...],
-        *,
-        key: PRNGKeyArray | None = None,
-    ) -> tuple[Float[Array, "seq vocab"], tuple[tuple[Array, Array], ...]]:
-        x, finals = self.features(ids, mask, state, key=key)
-        weight, bias = self.output_layer()
-        return x @ weight.T + bias, finals
 
     def features(
         self,
