@@ -73,7 +73,8 @@ def fit(
     progress: bool = True,
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Train a TextCNN the way Kim did: Adadelta, max-norm, the best epoch on `dev` kept.
+    """Train a TextCNN the way Kim did: Adadelta, max-norm, the best epoch on `dev` kept
+    (the later one where two score the same).
 
     With `patience`, training stops after that many epochs without a better dev score.
     `buckets` fixes the padded widths (default: length quantiles of `train`);
@@ -102,7 +103,9 @@ def fit(
         seed=seed,
     )
     per_epoch = data.batches_per_epoch()
-    keeper = KeepBest(lambda m: accuracy(m, dev), "dev_accuracy", patience=patience) if dev is not None else None
+    keeper = None
+    if dev is not None:  # Kim's code keeps the later of two epochs with equal dev accuracy
+        keeper = KeepBest(lambda m: accuracy(m, dev), "dev_accuracy", patience=patience, ties="last")
     final, stopped = None, None
     try:
         result = zoo.train(
