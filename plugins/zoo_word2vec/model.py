@@ -108,6 +108,7 @@ class _Word2VecBase(Model, Embedder):
 
     input: eqx.AbstractVar[Float[Array, "vocab dim"]]
     output: eqx.AbstractVar[Float[Array, "vocab dim"]]
+    num_embeddings: eqx.AbstractVar[int]
 
     def __call__(
         self, ids: Int[Array, " seq"], mask: Bool[Array, " seq"] | None = None, *, key: PRNGKeyArray | None = None
@@ -118,6 +119,11 @@ class _Word2VecBase(Model, Embedder):
     def vectors(self) -> Float[Array, "vocab dim"]:
         """The input matrix ``[vocab, dim]``: the word vectors."""
         return self.input
+
+    def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
+        """Random window blocks with this model's vocabulary, window and negatives (see `window_example_batch`)."""
+        window, negative = self.spec["window"], self.spec["negative"]
+        return window_example_batch(self.num_embeddings, window, negative, key=key, batch_size=batch_size, length=length)
 
     def make_runner(self, backend: str, tables: Any, *, job_words: int) -> Any:
         """What trains this model on corpus jobs (see `zoo_word2vec.fit`)."""
@@ -171,16 +177,6 @@ class SkipGram(_Word2VecBase):
         """Mean negative-sampling loss per (context, center) pair of the batch's window blocks."""
         return _batch_loss(self, batch, skipgram_block_loss, per_pair=True)
 
-    def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
-        return window_example_batch(
-            self.num_embeddings,
-            self.spec["window"],
-            self.spec["negative"],
-            key=key,
-            batch_size=batch_size,
-            length=length,
-        )
-
 
 class CBOW(_Word2VecBase):
     """Continuous bag of words with negative sampling: the mean of the context
@@ -202,13 +198,3 @@ class CBOW(_Word2VecBase):
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean negative-sampling loss per window with at least one context word."""
         return _batch_loss(self, batch, cbow_block_loss, per_pair=False)
-
-    def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
-        return window_example_batch(
-            self.num_embeddings,
-            self.spec["window"],
-            self.spec["negative"],
-            key=key,
-            batch_size=batch_size,
-            length=length,
-        )
