@@ -39,7 +39,8 @@ def test_patience_counts_from_the_last_strictly_better_score(ties):
     scores = [0.5, 0.7, 0.7, 0.6, 0.65]
     keeper = _keeper(scores, patience=3, ties=ties)
     _feed(keeper, scores[:4])  # a tie is no improvement: three evaluations without one at m5
-    with pytest.raises(StopTraining, match=r"dev_accuracy has not improved for 3 evaluations \(best 0\.7 at evaluation"):
+    message = r"dev_accuracy has not improved for 3 evaluations \(best 0\.7 at evaluation"
+    with pytest.raises(StopTraining, match=message):
         keeper("m5")
     assert keeper.best_at == (3 if ties == "last" else 2)
 

@@ -123,7 +123,8 @@ class _Word2VecBase(Model, Embedder):
     def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
         """Random window blocks with this model's vocabulary, window and negatives (see `window_example_batch`)."""
         window, negative = self.spec["window"], self.spec["negative"]
-        return window_example_batch(self.num_embeddings, window, negative, key=key, batch_size=batch_size, length=length)
+        size = self.num_embeddings
+        return window_example_batch(size, window, negative, key=key, batch_size=batch_size, length=length)
 
     def make_runner(self, backend: str, tables: Any, *, job_words: int) -> Any:
         """What trains this model on corpus jobs (see `zoo_word2vec.fit`)."""
