@@ -37,17 +37,14 @@ def saved(model, tmp_path, registry):
 
 def rewrite(path, out, *, tensors=None, metadata=None):
     """Rewrite a saved file with changed tensors or metadata (re-checksummed: a deliberate edit)."""
-    from zoo.weights import checksum
+    from zoo.weights import seal
 
     with safe_open(str(path), "numpy") as handle:
         meta = dict(handle.metadata())
     arrays = load_file(str(path))
     arrays = tensors(arrays) if tensors else arrays
     meta = metadata(meta) if metadata else meta
-    meta.setdefault("zoo.sha256", "")
-    if tensors:
-        meta["zoo.sha256"] = checksum(arrays)
-    save_file(arrays, str(out), metadata=meta)
+    save_file(arrays, str(out), metadata=seal(meta, arrays))
     return out
 
 
@@ -57,7 +54,7 @@ def test_file_holds_readable_keys_metadata_and_vocabularies(saved, model):
         keys = set(handle.keys())
     assert {"decoder.attention.weight", "encoder.forward.0.weight_h", "src_embedder.weight"} <= keys
     assert {"__zoo__.vocab.src.bytes", "__zoo__.vocab.src.offsets", "__zoo__.vocab.tgt.counts"} <= keys
-    assert meta["zoo.format"] == "1"
+    assert meta["zoo.format"] == "2"
     assert meta["zoo.name"] == "seq2seq+luong-general"
     assert json.loads(meta["zoo.spec"])["slots"][4]["component"] == "luong-general"
     assert json.loads(meta["zoo.versions"])["luong-general"] == zoo.__version__
@@ -100,7 +97,7 @@ def test_save_is_atomic(saved, model, monkeypatch, registry):
         (lambda b: b[: len(b) // 2], "not a readable safetensors file"),
         (lambda b: b"not a model at all", "not a readable safetensors file"),
         (lambda b: b[:9] + b"\xff" + b[10:], "not a readable safetensors file"),
-        (lambda b: b[:-1] + bytes([b[-1] ^ 1]), "do not match the file's checksum"),
+        (lambda b: b[:-1] + bytes([b[-1] ^ 1]), "does not match its checksum"),
     ],
 )
 def test_damaged_files_raise_weights_error(saved, tmp_path, damage, message, registry):
@@ -126,7 +123,7 @@ def test_tampered_spec_and_newer_format(saved, tmp_path, registry):
     with pytest.raises(WeightsError, match="'zoo.spec' is missing or damaged"):
         zoo.load(bad, registry=registry)
     newer = rewrite(saved, tmp_path / "b.safetensors", metadata=lambda m: {**m, "zoo.format": "99"})
-    with pytest.raises(WeightsError, match="format 99; this zoo reads up to 1"):
+    with pytest.raises(WeightsError, match="format 99; this zoo reads up to 2"):
         zoo.load(newer, registry=registry)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from zoo.errors import (
     DataError,
+    InvalidParameterError,
     NameSyntaxError,
     PluginConflictError,
     PluginError,
@@ -61,6 +62,7 @@ _LAZY = {
 
 __all__ = [
     "DataError",
+    "InvalidParameterError",
     "NameSyntaxError",
     "PluginConflictError",
     "PluginError",

@@ -8,11 +8,19 @@ from typing import Any
 from zoo.data.vocab import Vocab, Vocabularies
 from zoo.errors import DataError, PluginError, RegistryError, UnknownParameterError, close_matches
 from zoo.names import parse_name
-from zoo.registry import Registry, default_registry
+from zoo.registry import Registry, active_registry, building_with, default_registry
 from zoo.resolve import architecture_of, coerce_param
 from zoo.spec import ModelSpec, SlotSpec, import_factory
 
-__all__ = ["as_vocabularies", "build", "build_component", "build_from_spec", "check_available", "component_spec"]
+__all__ = [
+    "as_vocabularies",
+    "build",
+    "build_component",
+    "build_from_spec",
+    "check_available",
+    "component_spec",
+    "construct",
+]
 
 
 def as_vocabularies(vocab: Vocab | Mapping[str, Vocab] | None, roles: Mapping[str, str], model: str) -> Vocabularies:
@@ -42,8 +50,27 @@ def check_available(registry: Registry, spec: ModelSpec) -> None:
             raise PluginError(f"{name!r} needs plugin {plugin!r}, which is {status}{detail}")
 
 
-def build_from_spec(spec: ModelSpec, *, key: Any, vocabs: Vocabularies | None = None) -> Any:
-    """Call the architecture factory of `spec` (no registry involved), after
+def build_from_spec(
+    spec: ModelSpec | str, *, key: Any, vocabs: Vocabularies | None = None, registry: Registry | None = None
+) -> Any:
+    """Build the model a spec describes: a `ModelSpec`, or one recorded as JSON text.
+
+    The spec is treated as data: it is resolved again from `registry` (default:
+    the registry of the build in progress, else the process-wide one) by its
+    names and parameter values (`zoo.recorded`), so only factories that an
+    installed plugin registered are ever called.
+    """
+    from zoo.recorded import resolve_recorded
+
+    registry = registry or active_registry()
+    record = spec.to_json() if isinstance(spec, ModelSpec) else spec
+    resolved = resolve_recorded(registry, record)
+    check_available(registry, resolved)
+    return construct(resolved, key=key, vocabs=vocabs, registry=registry)
+
+
+def construct(spec: ModelSpec, *, key: Any, vocabs: Vocabularies | None, registry: Registry) -> Any:
+    """Call the architecture factory of a `spec` that `registry` resolved, after
     checking that each vocabulary has the size its hyperparameter says."""
     vocabs = vocabs if vocabs is not None else Vocabularies()
     for role, size_param in spec.vocabularies:
@@ -51,7 +78,8 @@ def build_from_spec(spec: ModelSpec, *, key: Any, vocabs: Vocabularies | None = 
         if role in vocabs and size is not None and size != len(vocabs[role]):
             raise DataError(f"{spec.name}: {size_param}={size} but the {role!r} vocabulary has {len(vocabs[role])}")
     factory = import_factory(spec.factory, plugin=spec.plugin)
-    return factory(spec, key=key, vocabs=vocabs)
+    with building_with(registry):
+        return factory(spec, key=key, vocabs=vocabs)
 
 
 def build(
@@ -93,7 +121,7 @@ def build(
                 )
     spec = registry.describe(name, **overrides)
     check_available(registry, spec)
-    return build_from_spec(spec, key=key, vocabs=vocabs)
+    return construct(spec, key=key, vocabs=vocabs, registry=registry)
 
 
 def component_spec(name: str, *, kind: str | None = None, registry: Registry | None = None, **params: Any) -> SlotSpec:
@@ -113,7 +141,7 @@ def component_spec(name: str, *, kind: str | None = None, registry: Registry | N
             raise UnknownParameterError(
                 f"{key!r} is not a hyperparameter of {name!r}; valid: {valid}." + close_matches(key, valid)
             )
-        resolved[key] = coerce_param(value, entry.params[key], key)
+        resolved[key] = coerce_param(value, entry.params[key], key, entry.domains.get(key))
     spec = SlotSpec.from_json(
         {
             "slot": entry.kind,

@@ -7,9 +7,11 @@ from collections.abc import Iterable
 
 __all__ = [
     "DataError",
+    "InvalidParameterError",
     "NameSyntaxError",
     "PluginConflictError",
     "PluginError",
+    "RecordError",
     "RegistryError",
     "TrainingDiverged",
     "UnknownNameError",
@@ -39,6 +41,10 @@ class UnknownParameterError(ZooError, TypeError):
     """A hyperparameter override that the target does not accept."""
 
 
+class InvalidParameterError(ZooError, ValueError):
+    """A hyperparameter or option whose value lies outside its declared domain."""
+
+
 class RegistryError(ZooError):
     """The registry tables are malformed or inconsistent."""
 
@@ -49,6 +55,10 @@ class PluginError(ZooError):
 
 class PluginConflictError(PluginError):
     """Two plugins claim the same name."""
+
+
+class RecordError(ZooError, ValueError):
+    """A spec recorded as data (a file's metadata, a nested spec) is malformed or fits no installed entry."""
 
 
 class WeightsError(ZooError):

@@ -9,9 +9,18 @@ and wins over unscoped ones.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from zoo.errors import NameSyntaxError, RegistryError, UnknownNameError, UnknownParameterError, close_matches
+from zoo.domains import Domain
+from zoo.errors import (
+    InvalidParameterError,
+    NameSyntaxError,
+    RegistryError,
+    UnknownNameError,
+    UnknownParameterError,
+    close_matches,
+)
 from zoo.names import ParsedName, parse_name
 from zoo.spec import NONE, ModelSpec, SlotSpec
 from zoo.tables import ArchitectureEntry, PresetEntry
@@ -19,11 +28,30 @@ from zoo.tables import ArchitectureEntry, PresetEntry
 if TYPE_CHECKING:
     from zoo.registry import Registry
 
-__all__ = ["architecture_of", "coerce_param", "resolve"]
+__all__ = ["architecture_of", "coerce_param", "make_spec", "resolve"]
 
 
-def coerce_param(value: Any, default: Any, where: str) -> Any:
-    """Check `value` against the type of `default`; ints widen to floats."""
+_KINDS = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", tuple: "list"}
+
+
+def coerce_param(value: Any, default: Any, where: str, domain: Domain | None = None) -> Any:
+    """Check `value` against the type of `default` (ints widen to floats) and against `domain`.
+
+    Raises `UnknownParameterError` for a wrong type and `InvalidParameterError`
+    for a value outside the domain, both naming `where` and how to change it.
+    """
+    value = _coerce_type(value, default, where)
+    if domain is not None:
+        try:
+            domain.check(value, where, _KINDS.get(type(default), "value"))
+        except InvalidParameterError as error:
+            raise InvalidParameterError(
+                f"{error}; change it with {where}=... (zoo.build) or --set {where}=... (zoo train)"
+            ) from None
+    return value
+
+
+def _coerce_type(value: Any, default: Any, where: str) -> Any:
     if default is None or value is None:
         return value
     expected = type(default)
@@ -112,9 +140,11 @@ class _Params:
         self.arch = arch
         self.top: dict[str, Any] = dict(arch.params)
         self.defaults: dict[str, dict[str, Any]] = {}
+        self.domains: dict[str, Mapping[str, Domain]] = {}
         for slot, component in slots.items():
-            declared = {} if component == NONE else dict(registry.component(component).params)
-            self.defaults[slot] = declared
+            entry = None if component == NONE else registry.component(component)
+            self.defaults[slot] = {} if entry is None else dict(entry.params)
+            self.domains[slot] = {} if entry is None else entry.domains
         self.by_slot = {slot: dict(values) for slot, values in self.defaults.items()}
         for slot, values in arch.scoped.items():
             self.apply_scoped(slot, values, strict=False)
@@ -142,16 +172,18 @@ class _Params:
                     + close_matches(f"{slot}.{key}", [f"{slot}.{k}" for k in valid])
                 )
             where = f"{slot}.{key}"
-            self.by_slot[slot][key] = coerce_param(value, self.defaults[slot][key], where)
+            self.by_slot[slot][key] = coerce_param(value, self.defaults[slot][key], where, self.domains[slot].get(key))
 
     def apply_unscoped(self, key: str, value: Any, *, strict: bool) -> None:
         hit = False
         if key in self.top:
-            self.top[key] = coerce_param(value, self.arch.params[key], key)
+            self.top[key] = coerce_param(value, self.arch.params[key], key, self.arch.domains.get(key))
             hit = True
         for slot, values in self.by_slot.items():
             if key in values:
-                values[key] = coerce_param(value, self.defaults[slot][key], f"{slot}.{key}")
+                values[key] = coerce_param(
+                    value, self.defaults[slot][key], f"{slot}.{key}", self.domains[slot].get(key)
+                )
                 hit = True
         if not hit and strict:
             valid = self.valid_keys()
@@ -159,6 +191,17 @@ class _Params:
                 f"{key!r} is not a hyperparameter of {self.arch.name!r}; valid keys: {valid}."
                 + close_matches(key, [*valid, *(k.split(".", 1)[-1] for k in valid)])
             )
+
+    def apply_top(self, values: Mapping[str, Any]) -> None:
+        """Set architecture parameters only (never a slot's), strictly."""
+        for key, value in values.items():
+            if key not in self.top:
+                valid = sorted(self.top)
+                raise UnknownParameterError(
+                    f"{key!r} is not a hyperparameter of architecture {self.arch.name!r}; valid: {valid}."
+                    + close_matches(key, valid)
+                )
+            self.top[key] = coerce_param(value, self.arch.params[key], key, self.arch.domains.get(key))
 
     def apply(self, overrides: dict[str, Any], *, strict: bool) -> None:
         scoped: dict[str, dict[str, Any]] = {}
@@ -198,6 +241,22 @@ def resolve(registry: Registry, name: str, overrides: dict[str, Any]) -> ModelSp
     params = _Params(registry, arch, slots)
     params.apply(preset_params, strict=False)
     params.apply(dict(overrides), strict=True)
+    preset = parsed.arch if parsed.arch != arch.name else None
+    name = _canonical(registry, parsed.arch, arch, base_slots, slots)
+    return make_spec(registry, arch, slots, params, name=name, preset=preset, tag=parsed.tag)
+
+
+def make_spec(
+    registry: Registry,
+    arch: ArchitectureEntry,
+    slots: Mapping[str, str],
+    params: _Params,
+    *,
+    name: str,
+    preset: str | None,
+    tag: str | None,
+) -> ModelSpec:
+    """The `ModelSpec` of `arch` with `slots` filled and `params` applied; factories come from `registry`."""
     slot_specs = []
     for slot in arch.slots:
         component = slots[slot.name]
@@ -214,9 +273,8 @@ def resolve(registry: Registry, name: str, overrides: dict[str, Any]) -> ModelSp
                 }
             )
         )
-    preset = parsed.arch if parsed.arch != arch.name else None
     return ModelSpec.create(
-        name=_canonical(registry, parsed.arch, arch, base_slots, slots),
+        name=name,
         arch=arch.name,
         factory=arch.factory,
         plugin=arch.plugin,
@@ -224,5 +282,5 @@ def resolve(registry: Registry, name: str, overrides: dict[str, Any]) -> ModelSp
         slots=tuple(slot_specs),
         vocabularies=arch.vocabularies,
         preset=preset,
-        tag=parsed.tag,
+        tag=tag,
     )

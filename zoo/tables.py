@@ -2,13 +2,15 @@
 
 A table file has three sections::
 
-    [components.<name>]     kind, factory ("module:attr"), plugin, params, test, summary, paper
-    [architectures.<name>]  factory, plugin, slots, params, vocabularies, provides, test, summary
+    [components.<name>]     kind, factory ("module:attr"), plugin, params, domains, test, summary, paper
+    [architectures.<name>]  factory, plugin, slots, params, domains, vocabularies, provides, test, summary
     [presets.<name>]        base (a model name), params (dotted keys allowed), summary
     [demos.<name>]          run ("module:function"), summary: ``zoo demo <name>``
 
 Slots are declared as ``slot = { kind = "...", default = "...", optional = true }``.
 Architecture `params` may hold a table per slot: defaults for that slot's component.
+`domains` declares the values each hyperparameter of `params` may take (see
+`zoo.domains`); the default and the `test` value must lie in it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zoo.errors import RegistryError
+from zoo.domains import Domain, parse_domain
+from zoo.errors import InvalidParameterError, RegistryError
 from zoo.names import IDENTIFIER
 
 __all__ = [
@@ -46,6 +49,8 @@ class ComponentEntry:
     test: Mapping[str, Any] = field(default_factory=dict)
     summary: str = ""
     paper: str = ""
+    domains: Mapping[str, Domain] = field(default_factory=dict)
+    declared: frozenset[str] = frozenset()  # the params whose domain the table declares
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,8 @@ class ArchitectureEntry:
     test: Mapping[str, Any] = field(default_factory=dict)
     summary: str = ""
     paper: str = ""
+    domains: Mapping[str, Domain] = field(default_factory=dict)
+    declared: frozenset[str] = frozenset()  # the params whose domain the table declares
 
     def slot(self, name: str) -> SlotEntry | None:
         return next((s for s in self.slots if s.name == name), None)
@@ -129,12 +136,13 @@ class Tables:
         return {e.plugin for e in entries if e.plugin}
 
 
-_COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "test", "summary", "paper"}
+_COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "domains", "test", "summary", "paper"}
 _ARCH_KEYS = {
     "factory",
     "plugin",
     "slots",
     "params",
+    "domains",
     "vocabularies",
     "provides",
     "recipe",
@@ -178,18 +186,41 @@ def _plugin_of(data: Mapping[str, Any], plugin: str | None, where: str) -> str |
     return plugin if plugin is not None else declared
 
 
+def _domains(
+    data: Mapping[str, Any], params: Mapping[str, Any], test: Mapping[str, Any], where: str
+) -> tuple[dict[str, Domain], frozenset[str]]:
+    """Every parameter's `Domain` (declared, or its type's default), with the defaults and test values checked."""
+    declared = dict(_table(data.get("domains", {}), f"{where}.domains"))
+    unknown = sorted(set(declared) - set(params))
+    if unknown:
+        raise RegistryError(f"{where}.domains: {unknown} are not in params; params: {sorted(params)}")
+    domains = {key: parse_domain(declared.get(key), value, f"{where}.domains.{key}") for key, value in params.items()}
+    for key, value in test.items():
+        if key in domains:
+            try:
+                domains[key].check(value, f"{where}.test.{key}")
+            except InvalidParameterError as error:
+                raise RegistryError(str(error)) from error
+    return domains, frozenset(declared)
+
+
 def _component(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> ComponentEntry:
     where = f"{src}: components.{name}"
     _check_keys(data, _COMPONENT_KEYS, where)
+    params = dict(_table(data.get("params", {}), f"{where}.params"))
+    test = dict(_table(data.get("test", {}), f"{where}.test"))
+    domains, declared = _domains(data, params, test, where)
     return ComponentEntry(
         name=_check_name(name, where),
         kind=_check_name(_require(data, "kind", where), where),
         factory=_require(data, "factory", where),
         plugin=_plugin_of(data, plugin, where),
-        params=dict(_table(data.get("params", {}), f"{where}.params")),
-        test=dict(_table(data.get("test", {}), f"{where}.test")),
+        params=params,
+        test=test,
         summary=str(data.get("summary", "")),
         paper=str(data.get("paper", "")),
+        domains=domains,
+        declared=declared,
     )
 
 
@@ -222,6 +253,8 @@ def _architecture(name: str, data: Mapping[str, Any], plugin: str | None, src: s
     for role, size_param in vocabularies.items():
         if size_param not in params:
             raise RegistryError(f"{where}.vocabularies.{role}: {size_param!r} is not in params")
+    test = dict(_table(data.get("test", {}), f"{where}.test"))
+    domains, declared = _domains(data, params, {k: v for k, v in test.items() if "." not in k}, where)
     return ArchitectureEntry(
         name=_check_name(name, where),
         factory=_require(data, "factory", where),
@@ -232,9 +265,11 @@ def _architecture(name: str, data: Mapping[str, Any], plugin: str | None, src: s
         vocabularies=vocabularies,
         provides=data.get("provides"),
         recipe=data.get("recipe"),
-        test=dict(_table(data.get("test", {}), f"{where}.test")),
+        test=test,
         summary=str(data.get("summary", "")),
         paper=str(data.get("paper", "")),
+        domains=domains,
+        declared=declared,
     )
 
 

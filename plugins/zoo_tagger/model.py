@@ -15,7 +15,7 @@ from zoo.builder import build_from_spec
 from zoo.data.batching import pad_sequences
 from zoo.data.chars import NUM_CHARS, encode_sentences
 from zoo.data.vocab import Vocabularies
-from zoo.errors import DataError
+from zoo.errors import DataError, RecordError
 from zoo.freezing import frozen
 from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, Model
 from zoo.nn import dropout as apply_dropout
@@ -32,15 +32,14 @@ def _keys(key: PRNGKeyArray | None, n: int) -> list[PRNGKeyArray | None]:
 
 
 def _context_model(spec_json: str, vocabs: Vocabularies, key: PRNGKeyArray) -> ContextualEmbedder:
-    """Rebuild the nested contextual embedder (e.g. ELMo) from its spec."""
-    try:
-        spec = ModelSpec.from_json(spec_json)
-    except (ValueError, KeyError, TypeError) as error:
-        raise DataError(f"the tagger's 'context' parameter is not a model spec: {error}") from error
+    """Rebuild the nested contextual embedder (e.g. ELMo) from its recorded spec."""
     inner = Vocabularies({"words": vocabs["context"]}) if "context" in vocabs else Vocabularies()
-    model = build_from_spec(spec, key=key, vocabs=inner)
+    try:
+        model = build_from_spec(spec_json, key=key, vocabs=inner)
+    except RecordError as error:
+        raise DataError(f"the tagger's 'context' parameter is not a model spec: {error}") from error
     if not isinstance(model, ContextualEmbedder):
-        raise DataError(f"{spec.name!r} is not a ContextualEmbedder; a tagger's context must give layers")
+        raise DataError(f"{model.spec.name!r} is not a ContextualEmbedder; a tagger's context must give layers")
     return model
 
 

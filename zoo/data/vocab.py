@@ -172,12 +172,34 @@ class Vocab:
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], specials: Mapping[str, str]) -> Vocab:
-        data = np.asarray(arrays["bytes"], dtype=np.uint8).tobytes()
-        offsets = np.asarray(arrays["offsets"])
-        if offsets.ndim != 1 or offsets[0] != 0 or offsets[-1] != len(data) or np.any(np.diff(offsets) < 0):
+        """The vocabulary `to_arrays` wrote; `DataError` naming what is inconsistent otherwise."""
+        unknown = sorted(set(arrays) - {"bytes", "offsets", "counts"})
+        if unknown or "bytes" not in arrays or "offsets" not in arrays:
+            raise DataError(
+                f"vocabulary tensors must be 'bytes', 'offsets' and optionally 'counts', got {sorted(arrays)}"
+            )
+        raw, offsets = np.asarray(arrays["bytes"]), np.asarray(arrays["offsets"])
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            raise DataError(f"vocabulary bytes must be a 1-d uint8 tensor, got {raw.dtype} of shape {raw.shape}")
+        if offsets.dtype.kind not in "iu" or offsets.ndim != 1 or offsets.size == 0:
+            raise DataError(
+                f"vocabulary offsets must be a non-empty 1-d integer tensor, got {offsets.dtype} {offsets.shape}"
+            )
+        data = raw.tobytes()
+        if offsets[0] != 0 or offsets[-1] != len(data) or np.any(np.diff(offsets.astype(np.int64)) < 0):
             raise DataError("vocabulary offsets are inconsistent with its bytes")
-        tokens = [data[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
-        return cls(tokens, arrays.get("counts"), specials)
+        counts = arrays.get("counts")
+        if counts is not None and (
+            np.asarray(counts).dtype.kind not in "iu" or np.shape(counts) != (offsets.size - 1,)
+        ):
+            raise DataError(f"vocabulary counts must be {offsets.size - 1} integers, got {np.shape(counts)}")
+        if not isinstance(specials, Mapping) or not all(isinstance(v, str) for v in [*specials, *specials.values()]):
+            raise DataError(f"vocabulary specials must map role names to tokens, got {specials!r:.80}")
+        try:
+            tokens = [data[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+        except UnicodeDecodeError as error:
+            raise DataError(f"a vocabulary token is not valid UTF-8: {error}") from None
+        return cls(tokens, counts, specials)
 
 
 class Vocabularies(Mapping[str, Vocab]):

@@ -19,7 +19,7 @@ from zoo.names import parse_name
 from zoo.resolve import architecture_of
 from zoo.spec import ModelSpec
 from zoo.testing.base import ConformanceTests, assert_gradients_reach_every_parameter, assert_trees_close
-from zoo.weights import checksum, load, save
+from zoo.weights import load, save, seal
 
 __all__ = ["ModelTests"]
 
@@ -117,13 +117,13 @@ class ModelTests(ConformanceTests):
             tensors, **{name: np.zeros((*tensors[name].shape[:-1], tensors[name].shape[-1] + 1), tensors[name].dtype)}
         )
         save_file(
-            reshaped, str(tmp_path / "wrong.safetensors"), metadata={**metadata, "zoo.sha256": checksum(reshaped)}
+            reshaped, str(tmp_path / "wrong.safetensors"), metadata=seal(metadata, reshaped)
         )
         with pytest.raises(WeightsError, match=name.replace(".", r"\.")):
             load(tmp_path / "wrong.safetensors", registry=registry)
         missing = {k: v for k, v in tensors.items() if k != name}
         save_file(
-            missing, str(tmp_path / "missing.safetensors"), metadata={**metadata, "zoo.sha256": checksum(missing)}
+            missing, str(tmp_path / "missing.safetensors"), metadata=seal(metadata, missing)
         )
         with pytest.raises(WeightsError, match="missing"):
             load(tmp_path / "missing.safetensors", registry=registry)
