@@ -18,14 +18,16 @@ A float hyperparameter without a declared domain must still be finite.
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from zoo.errors import InvalidParameterError, RegistryError
 
-__all__ = ["ANY", "Choices", "Domain", "Each", "Interval", "parse_domain"]
+__all__ = ["ANY", "Choices", "Domain", "Each", "Interval", "argument_type", "parse_domain"]
 
 _NUMBER = r"[-+]?(?:inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)"
 _INTERVAL = re.compile(rf"^\s*([\[(])\s*({_NUMBER})\s*,\s*({_NUMBER})\s*([\])])\s*$")
@@ -199,3 +201,25 @@ def parse_domain(declared: Any, default: Any, where: str) -> Domain:
     if default is not None and not domain.contains(default):
         raise RegistryError(f"{where}: the default {default!r} is outside its own domain {declared!r}")
     return domain
+
+
+def argument_type(declared: str, kind: type = int) -> Callable[[str], Any]:
+    """An argparse ``type=`` that parses a `kind` and checks it against a domain.
+
+    ``parser.add_argument("--steps", type=argument_type("[1, inf)"))`` makes
+    ``--steps -5`` a usage error: "--steps: -5 is out of range: it must be an integer >= 1".
+    """
+    domain = _interval(declared, kind is int, f"argument_type({declared!r})")
+    words = {int: "integer", float: "number"}
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an' if kind is int else 'a'} {words[kind]}") from None
+        if not domain.contains(value):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: it must be {domain.describe(words[kind])}")
+        return value
+
+    parse.__name__ = words[kind]  # argparse names the type in its messages
+    return parse

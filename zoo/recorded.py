@@ -127,7 +127,7 @@ def resolve_recorded(registry: Registry, record: str | Mapping[str, Any]) -> Mod
         for part in parts:
             _assign(registry, arch, base_slots, part, preset)
     slots, slot_params = _slots(record.get("slots", []), arch, registry)
-    params = _Params(registry, arch, slots)
+    params = _Params(registry, arch, slots, hint=False)
     params.apply_top(_params(record.get("params", {}), "params"))
     for slot, values in slot_params.items():
         params.apply_scoped(slot, values, strict=True)

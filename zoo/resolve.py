@@ -34,17 +34,19 @@ __all__ = ["architecture_of", "coerce_param", "make_spec", "resolve"]
 _KINDS = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", tuple: "list"}
 
 
-def coerce_param(value: Any, default: Any, where: str, domain: Domain | None = None) -> Any:
+def coerce_param(value: Any, default: Any, where: str, domain: Domain | None = None, *, hint: bool = True) -> Any:
     """Check `value` against the type of `default` (ints widen to floats) and against `domain`.
 
     Raises `UnknownParameterError` for a wrong type and `InvalidParameterError`
-    for a value outside the domain, both naming `where` and how to change it.
+    for a value outside the domain, both naming `where` and (with `hint`) how to change it.
     """
     value = _coerce_type(value, default, where)
     if domain is not None:
         try:
             domain.check(value, where, _KINDS.get(type(default), "value"))
         except InvalidParameterError as error:
+            if not hint:
+                raise
             raise InvalidParameterError(
                 f"{error}; change it with {where}=... (zoo.build) or --set {where}=... (zoo train)"
             ) from None
@@ -136,8 +138,10 @@ def _assign(
 class _Params:
     """Architecture and per-slot parameters while overrides are applied."""
 
-    def __init__(self, registry: Registry, arch: ArchitectureEntry, slots: dict[str, str]) -> None:
-        self.arch = arch
+    def __init__(
+        self, registry: Registry, arch: ArchitectureEntry, slots: dict[str, str], *, hint: bool = True
+    ) -> None:
+        self.arch, self.hint = arch, hint
         self.top: dict[str, Any] = dict(arch.params)
         self.defaults: dict[str, dict[str, Any]] = {}
         self.domains: dict[str, Mapping[str, Domain]] = {}
@@ -172,17 +176,19 @@ class _Params:
                     + close_matches(f"{slot}.{key}", [f"{slot}.{k}" for k in valid])
                 )
             where = f"{slot}.{key}"
-            self.by_slot[slot][key] = coerce_param(value, self.defaults[slot][key], where, self.domains[slot].get(key))
+            self.by_slot[slot][key] = coerce_param(
+                value, self.defaults[slot][key], where, self.domains[slot].get(key), hint=self.hint
+            )
 
     def apply_unscoped(self, key: str, value: Any, *, strict: bool) -> None:
         hit = False
         if key in self.top:
-            self.top[key] = coerce_param(value, self.arch.params[key], key, self.arch.domains.get(key))
+            self.top[key] = coerce_param(value, self.arch.params[key], key, self.arch.domains.get(key), hint=self.hint)
             hit = True
         for slot, values in self.by_slot.items():
             if key in values:
                 values[key] = coerce_param(
-                    value, self.defaults[slot][key], f"{slot}.{key}", self.domains[slot].get(key)
+                    value, self.defaults[slot][key], f"{slot}.{key}", self.domains[slot].get(key), hint=self.hint
                 )
                 hit = True
         if not hit and strict:
@@ -201,7 +207,7 @@ class _Params:
                     f"{key!r} is not a hyperparameter of architecture {self.arch.name!r}; valid: {valid}."
                     + close_matches(key, valid)
                 )
-            self.top[key] = coerce_param(value, self.arch.params[key], key, self.arch.domains.get(key))
+            self.top[key] = coerce_param(value, self.arch.params[key], key, self.arch.domains.get(key), hint=self.hint)
 
     def apply(self, overrides: dict[str, Any], *, strict: bool) -> None:
         scoped: dict[str, dict[str, Any]] = {}
