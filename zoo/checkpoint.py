@@ -53,18 +53,71 @@ def save_checkpoint(
 
 
 def load_checkpoint(
-    path: str | os.PathLike, opt_state_like: Any, *, carry_like: Any = None, registry: Registry | None = None
+    path: str | os.PathLike,
+    opt_state_like: Any,
+    *,
+    carry_like: Any = None,
+    model_like: Any = None,
+    registry: Registry | None = None,
 ) -> Checkpoint:
     """Read a checkpoint; `opt_state_like` is a fresh ``optimizer.init(params)`` giving the
-    structure, `carry_like` the initial carry of a carried run (None: no carry)."""
+    structure, `carry_like` the initial carry of a carried run (None: no carry), and
+    `model_like` (if given) the run's model: a checkpoint of a model with other
+    hyperparameters or vocabularies is refused, naming the difference."""
     metadata, tensors = read_file(path)
     if "zoo.checkpoint" not in metadata:
         raise WeightsError(f"{path} holds weights but no training state; it was not written by zoo.train")
-    progress = json.loads(metadata["zoo.checkpoint"])
+    step, position = _progress(metadata["zoo.checkpoint"], path)
     model = load(path, registry=registry)
+    if model_like is not None:
+        _check_same_run(model, model_like, path)
     opt_state = _restore(path, tensors, _OPT, opt_state_like, "optimiser state")
     carry = None if carry_like is None else _restore(path, tensors, _CARRY, carry_like, "carried state")
-    return Checkpoint(model, opt_state, int(progress["step"]), progress.get("position") or None, carry)
+    return Checkpoint(model, opt_state, step, position, carry)
+
+
+def _progress(text: str, path: str | os.PathLike) -> tuple[int, dict[str, int] | None]:
+    """``(step, position)`` from the ``zoo.checkpoint`` metadata, checked."""
+    try:
+        progress = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise WeightsError(f"{path}: its training progress ('zoo.checkpoint') is not valid JSON: {error}") from None
+    if not isinstance(progress, dict) or set(progress) - {"step", "position"}:
+        raise WeightsError(f"{path}: its training progress must be {{'step': N, 'position': {{...}}}}, got {text:.80}")
+    step, position = progress.get("step"), progress.get("position") or {}
+    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+        raise WeightsError(f"{path}: its training step must be a non-negative integer, got {step!r:.40}")
+    valid = isinstance(position, dict) and len(position) <= 16
+    valid = valid and all(isinstance(k, str) and type(v) is int and v >= 0 for k, v in position.items())
+    if not valid:
+        raise WeightsError(f"{path}: its data position must map names to non-negative integers, got {position!r:.80}")
+    return step, position or None
+
+
+def _check_same_run(found: Any, expected: Any, path: str | os.PathLike) -> None:
+    """Refuse to resume `expected`'s run from a checkpoint of another model."""
+    mine, theirs = expected.spec, found.spec
+    differences = []
+    if mine.name != theirs.name:
+        differences.append(f"model {theirs.name!r} (this run: {mine.name!r})")
+    flat_mine, flat_theirs = _flat_params(mine), _flat_params(theirs)
+    for key in sorted(set(flat_mine) | set(flat_theirs)):
+        if flat_mine.get(key) != flat_theirs.get(key):
+            differences.append(f"{key}={flat_theirs.get(key)!r} (this run: {flat_mine.get(key)!r})")
+    if getattr(found, "vocabs", None) != getattr(expected, "vocabs", None):
+        differences.append("other vocabularies")
+    if differences:
+        raise WeightsError(
+            f"{path} is a checkpoint of another run: it has {', '.join(differences[:6])}. "
+            "Resume with the same settings, or start afresh with another --checkpoint file"
+        )
+
+
+def _flat_params(spec: Any) -> dict[str, Any]:
+    flat = dict(spec.params)
+    for slot in spec.slots:
+        flat.update({f"{slot.slot}.{k}": v for k, v in slot.params.items()})
+    return flat
 
 
 def _restore(path: str | os.PathLike, tensors: Mapping[str, np.ndarray], prefix: str, like: Any, what: str) -> Any:
@@ -77,6 +130,10 @@ def _restore(path: str | os.PathLike, tensors: Mapping[str, np.ndarray], prefix:
             f"{sorted(set(expected) - set(stored))[:5]}, unexpected {sorted(set(stored) - set(expected))[:5]}"
         )
     for key, want in expected.items():
-        if stored[key].shape != want.shape:
-            raise WeightsError(f"{path}: {what} tensor {key!r} has shape {stored[key].shape}, expected {want.shape}")
+        got = stored[key]
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise WeightsError(
+                f"{path}: {what} tensor {key!r} has shape {got.shape} and dtype {got.dtype}, "
+                f"expected {want.shape} and {want.dtype}"
+            )
     return fill(jax.eval_shape(lambda: like), stored)
