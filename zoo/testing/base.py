@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, ClassVar
 
 import equinox as eqx
@@ -22,6 +23,7 @@ __all__ = [
     "WIRED",
     "ComponentChecks",
     "ConformanceTests",
+    "assert_domains_enforced",
     "assert_gradients_reach_every_parameter",
     "assert_trees_close",
     "parameter_leaves",
@@ -75,6 +77,24 @@ def assert_gradients_reach_every_parameter(grads: Any, what: str) -> None:
         assert bool(jnp.any(grad != 0)), f"{what}: parameter {path} gets no gradient"
 
 
+def assert_domains_enforced(entry: Any, resolve: Any) -> None:
+    """Every numeric hyperparameter of `entry` (a registry entry) declares a domain, and
+    `resolve(**{key: value})` refuses values just outside each declared domain."""
+    from zoo.errors import InvalidParameterError
+
+    numeric = [k for k, v in entry.params.items() if isinstance(v, int | float | list) and not isinstance(v, bool)]
+    undeclared = sorted(set(numeric) - set(entry.declared))
+    assert not undeclared, (
+        f"{entry.name!r}: hyperparameters {undeclared} declare no domain; declare each in the table's "
+        '\'domains\', e.g. domains = { hidden_size = "[1, inf)", dropout = "[0, 1)" } (see zoo.domains)'
+    )
+    for key in sorted(entry.declared):
+        for bad in entry.domains[key].outside():
+            with pytest.raises(InvalidParameterError, match=re.escape(key)) as caught:
+                resolve(**{key: bad})
+            assert caught.value is not None, f"{entry.name!r}: {key}={bad!r} lies outside its domain but was accepted"
+
+
 class ConformanceTests:
     """Fixtures shared by every class of the kit (subclass a concrete one)."""
 
@@ -126,6 +146,11 @@ class ComponentChecks(ConformanceTests):
         assert not missing, f"{entry.factory} must accept the wired arguments {missing}"
         clash = sorted(set(entry.params) & WIRED.get(entry.kind, set()))
         assert not clash, f"wired arguments {clash} must not be registry params"
+
+    def test_hyperparameter_domains_are_declared_and_enforced(self, registry, entry):
+        from zoo.builder import component_spec
+
+        assert_domains_enforced(entry, lambda **params: component_spec(entry.name, registry=registry, **params))
 
     def test_names_round_trip(self, registry, entry):
         hosts = [a for a in registry.architectures.values() if any(s.kind == entry.kind for s in a.slots)]

@@ -18,7 +18,12 @@ from zoo.interfaces import Model
 from zoo.names import parse_name
 from zoo.resolve import architecture_of
 from zoo.spec import ModelSpec
-from zoo.testing.base import ConformanceTests, assert_gradients_reach_every_parameter, assert_trees_close
+from zoo.testing.base import (
+    ConformanceTests,
+    assert_domains_enforced,
+    assert_gradients_reach_every_parameter,
+    assert_trees_close,
+)
 from zoo.weights import load, save, seal
 
 __all__ = ["ModelTests"]
@@ -65,6 +70,10 @@ class ModelTests(ConformanceTests):
         assert ModelSpec.from_json(spec.to_json()) == spec
         assert str(parse_name(spec.name)) == spec.name
         assert registry.describe(spec.name, **params) == spec, "the canonical name must re-resolve to the spec"
+
+    def test_hyperparameter_domains_are_declared_and_enforced(self, registry, zoo_model):
+        arch = architecture_of(registry, zoo_model)
+        assert_domains_enforced(arch, lambda **params: registry.describe(arch.name, **params))
 
     def test_same_key_same_parameters(self, registry, zoo_model, params, model):
         assert_trees_close(model, self.make(registry, zoo_model, params, jax.random.key(0)), exact=True)
@@ -116,14 +125,10 @@ class ModelTests(ConformanceTests):
         reshaped = dict(
             tensors, **{name: np.zeros((*tensors[name].shape[:-1], tensors[name].shape[-1] + 1), tensors[name].dtype)}
         )
-        save_file(
-            reshaped, str(tmp_path / "wrong.safetensors"), metadata=seal(metadata, reshaped)
-        )
+        save_file(reshaped, str(tmp_path / "wrong.safetensors"), metadata=seal(metadata, reshaped))
         with pytest.raises(WeightsError, match=name.replace(".", r"\.")):
             load(tmp_path / "wrong.safetensors", registry=registry)
         missing = {k: v for k, v in tensors.items() if k != name}
-        save_file(
-            missing, str(tmp_path / "missing.safetensors"), metadata=seal(metadata, missing)
-        )
+        save_file(missing, str(tmp_path / "missing.safetensors"), metadata=seal(metadata, missing))
         with pytest.raises(WeightsError, match="missing"):
             load(tmp_path / "missing.safetensors", registry=registry)
