@@ -84,8 +84,8 @@ def test_save_is_atomic(saved, model, monkeypatch, registry):
     def crash(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("zoo.weights.save_file", crash)
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr("safetensors.numpy.save_file", crash)
+    with pytest.raises(WeightsError, match="disk full"):
         zoo.save(model, saved, registry=registry)
     assert saved.read_bytes() == before
     assert [p.name for p in saved.parent.iterdir()] == [saved.name]  # no temp file left

@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["EvaluatingRecipe", "Recipe", "add_common_arguments"]
+from zoo.files import output_path
+
+__all__ = ["EvaluatingRecipe", "Recipe", "add_common_arguments", "output_path"]
 
 
 class Recipe(Protocol):
@@ -45,7 +47,7 @@ class EvaluatingRecipe(Recipe, Protocol):
 
 def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_size: int, lr: float) -> None:
     """Options every recipe accepts, with the recipe's defaults."""
-    parser.add_argument("--out", type=Path, required=True, help="where to save the trained model (.safetensors)")
+    parser.add_argument("--out", type=output_path, required=True, help="where to save the trained model (.safetensors)")
     parser.add_argument("--steps", type=int, default=steps, help=f"optimiser steps (default {steps})")
     parser.add_argument("--batch-size", type=int, default=batch_size, help=f"default {batch_size}")
     parser.add_argument("--lr", type=float, default=lr, help=f"learning rate (default {lr})")
@@ -57,7 +59,7 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
         default=[],
         help="a hyperparameter, dotted to scope it: --set encoder.num_layers=2",
     )
-    parser.add_argument("--checkpoint", type=Path, help="training-state file for --resume")
+    parser.add_argument("--checkpoint", type=output_path, help="training-state file for --resume")
     parser.add_argument("--checkpoint-every", type=int, default=500)
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
     parser.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: at the end)")

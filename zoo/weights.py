@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from safetensors import SafetensorError, safe_open
-from safetensors.numpy import save_file
 
 from zoo.data.vocab import Vocab, Vocabularies
 from zoo.errors import WeightsError, ZooError
+from zoo.files import write_atomic
 from zoo.registry import Registry, default_registry
 from zoo.spec import ModelSpec
 
@@ -54,21 +53,6 @@ def array_paths(tree: Any, is_leaf=None) -> list[tuple[str, Any]]:
     arrays = eqx.filter(tree, is_array, is_leaf=is_leaf)
     flat = jax.tree_util.tree_flatten_with_path(arrays, is_leaf=is_leaf)[0]
     return [(".".join(_key_name(p) for p in path), leaf) for path, leaf in flat if leaf is not None]
-
-
-def write_atomic(path: Path, tensors: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
-    """Write a safetensors file next to `path`, fsync it, then rename over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    try:
-        save_file(tensors, tmp, metadata=metadata)
-        with open(tmp, "rb") as written:
-            os.fsync(written.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def checksum(tensors: Mapping[str, np.ndarray]) -> str:

@@ -12,7 +12,7 @@ import jax
 
 import zoo
 from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
-from zoo.recipes import add_corpus_arguments, corpus_vocabulary
+from zoo.recipes import add_corpus_arguments, corpus_vocabulary, output_path
 from zoo_glove.train import entries_from_matrix, fit_glove
 
 __all__ = ["GloVeRecipe", "recipe"]
@@ -20,7 +20,7 @@ __all__ = ["GloVeRecipe", "recipe"]
 
 def add_vector_arguments(parser: argparse.ArgumentParser) -> None:
     """Output, seed, quiet and ``--set`` options."""
-    parser.add_argument("--out", type=Path, required=True, help="where to save the model (.safetensors)")
+    parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")
     parser.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument(

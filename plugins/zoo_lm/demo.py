@@ -14,7 +14,6 @@ import sys
 import time
 from collections.abc import Sequence
 from importlib import resources
-from pathlib import Path
 
 import jax
 import numpy as np
@@ -23,6 +22,7 @@ import optax
 import zoo
 from zoo.data.stream import split_text
 from zoo.eval.perplexity import perplexity
+from zoo.files import output_path
 from zoo.language import build_vocab, train_language_model
 from zoo.sampling import generate_text
 
@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=1e-2, help="Adam learning rate, cosine-decayed to 0")
     p.add_argument("--length", type=int, default=300, help="characters to generate per sample")
     p.add_argument("--prompt", default="HAMLET.\n")
-    p.add_argument("--out", type=Path, default=Path("zoo-demo-charlm.safetensors"))
+    p.add_argument("--out", type=output_path, default="zoo-demo-charlm.safetensors")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p

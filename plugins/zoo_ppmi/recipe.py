@@ -12,7 +12,7 @@ import jax
 
 import zoo
 from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
-from zoo.recipes import add_corpus_arguments, corpus_vocabulary
+from zoo.recipes import add_corpus_arguments, corpus_vocabulary, output_path
 from zoo_ppmi.svd import SOLVERS, fit_ppmi_svd
 
 __all__ = ["PPMIRecipe", "recipe"]
@@ -23,7 +23,7 @@ class PPMIRecipe:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)
-        parser.add_argument("--out", type=Path, required=True, help="where to save the model (.safetensors)")
+        parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")
         parser.add_argument("--seed", type=int, default=0, help="SVD start seed")
         parser.add_argument("--quiet", action="store_true", help="no progress lines")
         parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any hyperparameter")

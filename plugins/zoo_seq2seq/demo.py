@@ -12,7 +12,6 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import jax
 import numpy as np
@@ -20,6 +19,7 @@ import optax
 
 from zoo.builder import build
 from zoo.data.tasks import digit_vocab, reversal_pairs
+from zoo.files import output_path
 from zoo.trainer import train
 from zoo.weights import load, save
 from zoo_seq2seq.data import encode_sources, pair_batches
@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=1500)
     p.add_argument("--train-size", type=int, default=20000)
     p.add_argument("--test-size", type=int, default=1000)
-    p.add_argument("--out", type=Path, default=Path("zoo-demo-reversal.safetensors"))
+    p.add_argument("--out", type=output_path, default="zoo-demo-reversal.safetensors")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p

@@ -10,7 +10,7 @@ from typing import Any
 import jax
 
 import zoo
-from zoo.recipes import add_corpus_arguments, corpus_vocabulary
+from zoo.recipes import add_corpus_arguments, corpus_vocabulary, output_path
 from zoo_word2vec.backends import BACKENDS
 
 __all__ = ["EmbeddingRecipe", "recipe"]
@@ -32,7 +32,7 @@ class EmbeddingRecipe:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)
-        parser.add_argument("--out", type=Path, required=True, help="where to save the model (.safetensors)")
+        parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")
         for option, kind in _SETTINGS.items():
             flag = "--" + option.replace("_", "-")
             parser.add_argument(flag, type=kind, default=None, help=f"{option} (default: the model's)")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from zoo.errors import ZooError
+from zoo.files import output_path
 
 __all__ = ["register"]
 
@@ -15,7 +16,7 @@ def register(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("attention", help="heatmap of a seq2seq model's attention on one input")
     p.add_argument("model", type=Path, help="a .safetensors file saved by zoo")
     p.add_argument("text", help="the source sentence")
-    p.add_argument("--out", type=Path, default=Path("attention.png"), help="PNG to write (default attention.png)")
+    p.add_argument("--out", type=output_path, default="attention.png", help="PNG to write (default attention.png)")
     p.add_argument("--beam", type=int, metavar="K", help="decode with beam search of width K (default: greedy)")
     p.add_argument("--no-values", action="store_true", help="do not write the weights in the cells")
     p.set_defaults(run=run)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from zoo.errors import DataError, ZooError
+from zoo.files import output_path
 
 __all__ = ["read_inputs", "register"]
 
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--format", choices=["slash", "conll"], default="slash", help="word/TAG lines, or token<TAB>tag columns"
     )
-    p.add_argument("--output", type=Path, help="write the tagged text here instead of standard output")
+    p.add_argument("--output", type=output_path, help="write the tagged text here instead of standard output")
     p.set_defaults(run=run)
 
 

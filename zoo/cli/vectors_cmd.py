@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from zoo.files import output_path
+
 __all__ = ["register"]
 
 
@@ -45,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     export = actions.add_parser("export", help="write the word2vec text (or --binary) format")
     _file(export)
-    export.add_argument("out", type=Path, help="output file (.gz compresses)")
+    export.add_argument("out", type=output_path, help="output file (.gz compresses)")
     export.add_argument("--binary", action="store_true")
     export.add_argument("--limit", type=int, help="only the first (most frequent) words")
     export.set_defaults(run=run_export)
