@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from zoo.data.vocab import Vocab, Vocabularies
-from zoo.errors import DataError, PluginError, RegistryError, UnknownParameterError, close_matches
+from zoo.errors import (
+    DataError,
+    InvalidParameterError,
+    PluginError,
+    RegistryError,
+    UnknownParameterError,
+    ZooError,
+    close_matches,
+)
 from zoo.names import parse_name
 from zoo.registry import Registry, active_registry, building_with, default_registry
 from zoo.resolve import architecture_of, coerce_param
@@ -79,7 +87,12 @@ def construct(spec: ModelSpec, *, key: Any, vocabs: Vocabularies | None, registr
             raise DataError(f"{spec.name}: {size_param}={size} but the {role!r} vocabulary has {len(vocabs[role])}")
     factory = import_factory(spec.factory, plugin=spec.plugin)
     with building_with(registry):
-        return factory(spec, key=key, vocabs=vocabs)
+        try:
+            return factory(spec, key=key, vocabs=vocabs)
+        except ZooError:
+            raise
+        except ValueError as error:  # a plugin's own check of how its hyperparameters combine
+            raise InvalidParameterError(f"{spec.name!r} cannot be built with these hyperparameters: {error}") from error
 
 
 def build(
