@@ -12,9 +12,15 @@ import warnings
 
 import jax
 import pytest
+from hypothesis import settings
 
 from zoo.plugins import PluginWarning
 from zoo.registry import Registry, reset_default_registry
+
+# Property-based tests: a few dozen examples in the default run; `--hypothesis-profile=slow` for thousands.
+settings.register_profile("zoo", max_examples=25, deadline=None)
+settings.register_profile("slow", max_examples=2000, deadline=None)
+settings.load_profile("zoo")
 
 
 def _optimised_while(node):

@@ -176,7 +176,9 @@ def test_a_checkpoint_with_crafted_progress_is_refused(seq2seq, tmp_path, regist
         with safe_open(str(path), "numpy") as handle:
             meta = dict(handle.metadata())
         tensors = load_file(str(path))
-        save_file(tensors, str(tmp_path / "bad.safetensors"), metadata=seal({**meta, "zoo.checkpoint": progress}, tensors))
+        save_file(
+            tensors, str(tmp_path / "bad.safetensors"), metadata=seal({**meta, "zoo.checkpoint": progress}, tensors)
+        )
         with pytest.raises(WeightsError, match=message):
             load_checkpoint(tmp_path / "bad.safetensors", opt_state, registry=registry)
 
@@ -293,7 +295,8 @@ def test_domains_reject_out_of_range_hyperparameters_by_name(registry):
         ({"encoder.num_layers": 0}, r"encoder.num_layers=0 is out of range: it must be an integer in \[1, 64\]"),
         ({"attention.attention_size": 0}, None),  # luong-general has no attention_size: an unknown key
     ]:
-        error = pytest.raises(ZooError, zoo.build, "seq2seq+luong-general", key=key, registry=registry, **overrides)
+        with pytest.raises(ZooError) as error:
+            zoo.build("seq2seq+luong-general", key=key, registry=registry, **overrides)
         if message is not None:
             assert error.match(message)
             assert error.match(r"--set ")

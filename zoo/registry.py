@@ -72,11 +72,15 @@ class Registry:
         """The catalogue (no plugin code) plus plugins the catalogue does not describe.
 
         Third-party plugins register their names only when loaded, so their
-        (light) entry points are loaded; built-in ones are not.
+        (light) entry points are loaded; built-in ones are not. A built-in
+        whose entry-point name another entry point also declares is listed by
+        neither (`load_plugins` records and reports the conflict).
         """
-        registry = cls.from_catalogue(environ)
+        eps = _plugins.discover_entry_points()
+        rivals = _plugins.rival_entry_points(eps)
+        registry = cls.from_catalogue(_plugins.also_disabled(environ, rivals))
         known = catalogue().plugins()
-        others = [ep for ep in _plugins.discover_entry_points() if ep.name not in known]
+        others = [ep for ep in eps if ep.name not in known or ep.name in rivals]
         registry.load_plugins(others, environ)
         return registry
 
@@ -115,23 +119,38 @@ class Registry:
         """Load each entry point on its own; return the new records.
 
         A failing plugin is recorded as broken and reported with a
-        `PluginWarning` (an error under ``ZOO_STRICT_PLUGINS=1``).
+        `PluginWarning` (an error under ``ZOO_STRICT_PLUGINS=1``). Entry points
+        sharing one name are recorded under it as ``in conflict`` and none is
+        loaded; one named like a plugin this registry already holds is not
+        loaded either (the one held keeps its names). Both are reported the
+        same way. A plugin slow to load is named in a warning.
         """
         eps = _plugins.discover_entry_points() if entry_points is None else list(entry_points)
-        records = []
+        records: list[PluginRecord] = []
+        batch: set[str] = set()
+        slow = _plugins.slow_threshold(environ)
         for ep, record in _plugins.iter_loadable(eps, environ):
-            if record.name in self.plugins:
-                raise PluginConflictError(
-                    f"two entry points are named {record.name!r}: "
-                    f"{self.plugins[record.name].value} ({self.plugins[record.name].distribution}) "
-                    f"and {record.value} ({record.distribution}); uninstall one"
-                )
+            held = self.plugins.get(record.name)
+            if held is not None:
+                same = (held.distribution, held.value) == (record.distribution, record.value)
+                wanted = record.status in (_plugins.LOADED, _plugins.CONFLICT)
+                if record.name not in batch and held.ok and wanted and not same:
+                    record.status = _plugins.CONFLICT
+                    record.error = _plugins.conflict_error([held, record], first_kept=True)
+                    records.append(record)
+                    _plugins.report_broken(record, environ)
+                continue  # a rival in this batch (recorded once), or a name this registry settled before
+            batch.add(record.name)
             self.plugins[record.name] = record
             records.append(record)
-            if record.status == _plugins.LOADED:
+            if record.status == _plugins.CONFLICT:
+                _plugins.report_broken(record, environ)
+            elif record.status == _plugins.LOADED:
                 _plugins.load_entry_point(self.manager, record, ep.load, self._collect)
                 if record.status == _plugins.BROKEN:
                     _plugins.report_broken(record, environ)
+                else:
+                    _plugins.report_slow(record, slow)
         return records
 
     def _collect(self, record: PluginRecord, raw_tables: list[Any]) -> None:
@@ -187,7 +206,9 @@ class Registry:
                         why += " (ZOO_DISABLE_PLUGINS)"
                     elif record.status == _plugins.UNLISTED:
                         why += " (ZOO_LOAD_PLUGINS)"
-                return PluginError(f"{what} {name!r} comes from plugin {entry.plugin!r}, which {why}")
+                in_conflict = record is not None and record.status == _plugins.CONFLICT
+                error = PluginConflictError if in_conflict else PluginError
+                return error(f"{what} {name!r} comes from plugin {entry.plugin!r}, which {why}")
         return UnknownNameError(f"unknown {what} {name!r}.{close_matches(name, pool)}")
 
     def component(self, name: str) -> ComponentEntry:

@@ -4,9 +4,16 @@ Tensor keys are dotted paths of the module's array leaves
 (``decoder.attention.weight``). String metadata: ``zoo.format``, ``zoo.name``
 (canonical), ``zoo.spec`` (resolved spec as JSON), ``zoo.versions`` (plugin
 versions as JSON), ``zoo.vocabs`` (special tokens per vocabulary role),
-``zoo.aliases`` (tensors stored once for several leaves), ``zoo.sha256`` (a
-checksum of every tensor, so a modified or corrupted file is detected).
-Vocabularies travel as tensors under ``__zoo__.vocab.<role>.``. Writes are atomic.
+``zoo.aliases`` (tensors stored once for several leaves), ``zoo.checksum`` (a
+SHA-256 over every tensor and every other metadata entry, so a modified or
+corrupted file is detected). Vocabularies travel as tensors under
+``__zoo__.vocab.<role>.``. Writes are atomic.
+
+A file is data, never code: `load` checks the whole file (header, metadata,
+checksum) first, then rebuilds the spec from the installed registry by the
+names it records (`zoo.recorded`), derives the expected tensors from an
+abstract skeleton (no parameter is allocated) and demands an exact fit before
+anything is materialised.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,14 +33,33 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 
 from zoo.data.vocab import Vocab, Vocabularies
-from zoo.errors import WeightsError, ZooError
+from zoo.errors import PluginError, WeightsError, ZooError
 from zoo.files import write_atomic
 from zoo.registry import Registry, default_registry
 from zoo.spec import ModelSpec
 
-__all__ = ["FORMAT_VERSION", "RESERVED_PREFIX", "array_paths", "load", "read_file", "save", "write_atomic"]
+__all__ = [
+    "FORMAT_VERSION",
+    "RESERVED_PREFIX",
+    "WeightsWarning",
+    "array_paths",
+    "file_checksum",
+    "load",
+    "read_file",
+    "save",
+    "seal",
+    "write_atomic",
+]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the checksum covers the metadata too; 1: tensors only (still read)
+_CHECKSUM = "zoo.checksum"
+_LEGACY_CHECKSUM = "zoo.sha256"
+
+
+class WeightsWarning(UserWarning):
+    """A weights file was loaded without the full protection of its checksum."""
+
+
 RESERVED_PREFIX = "__zoo__."
 _VOCAB_PREFIX = RESERVED_PREFIX + "vocab."
 
@@ -56,13 +83,35 @@ def array_paths(tree: Any, is_leaf=None) -> list[tuple[str, Any]]:
 
 
 def checksum(tensors: Mapping[str, np.ndarray]) -> str:
-    """SHA-256 over every tensor's name, dtype, shape and bytes, in key order."""
+    """SHA-256 over every tensor's name, dtype, shape and bytes, in key order (format 1's checksum)."""
     digest = hashlib.sha256()
+    _digest_tensors(digest, tensors)
+    return digest.hexdigest()
+
+
+def _digest_tensors(digest: Any, tensors: Mapping[str, np.ndarray]) -> None:
     for key in sorted(tensors):
         array = np.ascontiguousarray(tensors[key])
         digest.update(f"{key}|{array.dtype.str}|{array.shape}|".encode())
         digest.update(array.tobytes())
-    return digest.hexdigest()
+
+
+def file_checksum(metadata: Mapping[str, str], tensors: Mapping[str, np.ndarray]) -> str:
+    """``sha256:<hex>`` over every metadata entry but the checksum itself (length-prefixed,
+    in key order) and every tensor: what ``zoo.checksum`` must hold."""
+    digest = hashlib.sha256(b"zoo-file-v2\0")
+    for key in sorted(k for k in metadata if k != _CHECKSUM):
+        for text in (key, metadata[key]):
+            data = text.encode("utf-8", "surrogatepass")
+            digest.update(f"{len(data)}:".encode() + data)
+    _digest_tensors(digest, tensors)
+    return "sha256:" + digest.hexdigest()
+
+
+def seal(metadata: Mapping[str, str], tensors: Mapping[str, np.ndarray]) -> dict[str, str]:
+    """`metadata` with its ``zoo.checksum`` over itself and `tensors` (what `save` writes)."""
+    meta = {k: v for k, v in metadata.items() if k not in (_CHECKSUM, _LEGACY_CHECKSUM)}
+    return {**meta, _CHECKSUM: file_checksum(meta, tensors)}
 
 
 def _plugin_versions(spec: ModelSpec, registry: Registry | None) -> dict[str, str | None]:
@@ -126,10 +175,9 @@ def save(
         "zoo.versions": json.dumps(_plugin_versions(spec, registry or _registry_if_loaded())),
         "zoo.vocabs": json.dumps({role: v.specials for role, v in vocabs.items()}),
         "zoo.aliases": json.dumps(aliases),
-        "zoo.sha256": checksum(arrays),
         **dict(metadata or {}),
     }
-    write_atomic(path, arrays, meta)
+    write_atomic(path, arrays, seal(meta, arrays))
     return path
 
 
@@ -139,8 +187,13 @@ def _registry_if_loaded() -> Registry | None:
     return _registry._DEFAULT
 
 
-def read_file(path: str | os.PathLike) -> tuple[dict[str, str], dict[str, np.ndarray]]:
-    """Read all metadata and tensors; `WeightsError` if it is not a readable zoo file."""
+def read_file(path: str | os.PathLike, *, verify: bool = True) -> tuple[dict[str, str], dict[str, np.ndarray]]:
+    """Read all metadata and tensors of a zoo file and check its checksum.
+
+    Raises `WeightsError` if it is not a readable zoo file, or if its checksum
+    is missing or does not match. ``verify=False`` reads such a file anyway,
+    with a `WeightsWarning`: only for a file you trust that was damaged.
+    """
     path = Path(path)
     if not path.is_file():
         raise WeightsError(f"no weights file at {path}")
@@ -148,44 +201,129 @@ def read_file(path: str | os.PathLike) -> tuple[dict[str, str], dict[str, np.nda
         with safe_open(str(path), framework="numpy") as handle:
             metadata = dict(handle.metadata() or {})
             tensors = {key: handle.get_tensor(key) for key in handle.keys()}
-    except (SafetensorError, OSError, ValueError) as error:
+    except (SafetensorError, OSError, ValueError, TypeError, MemoryError) as error:
         raise WeightsError(f"{path} is not a readable safetensors file (truncated or corrupted?): {error}") from error
     if "zoo.format" not in metadata:
         raise WeightsError(
             f"{path} is a safetensors file but not a zoo weights file (no 'zoo.format' metadata); "
             "save models with zoo.save"
         )
-    try:
-        version = int(metadata["zoo.format"])
-    except ValueError as error:
-        raise WeightsError(f"{path}: bad zoo.format {metadata['zoo.format']!r}") from error
+    text = metadata["zoo.format"]
+    if not (text.isascii() and text.isdigit() and len(text) < 6):
+        raise WeightsError(f"{path}: bad zoo.format {text!r}")
+    version = int(text)
     if version > FORMAT_VERSION:
         raise WeightsError(f"{path} uses zoo format {version}; this zoo reads up to {FORMAT_VERSION}: upgrade zoo")
-    if "zoo.sha256" in metadata and checksum(tensors) != metadata["zoo.sha256"]:
-        raise WeightsError(
-            f"{path}: the tensors do not match the file's checksum: it was modified or corrupted after saving"
-        )
+    if version < 1:
+        raise WeightsError(f"{path}: bad zoo.format {text!r}")
+    _verify(path, version, metadata, tensors, verify)
     return metadata, tensors
 
 
-def _json(metadata: Mapping[str, str], key: str, path: Path, default: str = "{}") -> Any:
+def _verify(path: Path, version: int, metadata: dict[str, str], tensors: dict[str, np.ndarray], verify: bool) -> None:
+    """Check the file's checksum; without `verify`, warn instead of refusing."""
+    if version >= 2:
+        problem = None
+        if _CHECKSUM not in metadata:
+            problem = "has no checksum ('zoo.checksum')"
+        elif file_checksum(metadata, tensors) != metadata[_CHECKSUM]:
+            problem = "does not match its checksum: it was modified or corrupted after saving"
+    else:
+        problem = None
+        if _LEGACY_CHECKSUM not in metadata:
+            problem = "has no checksum ('zoo.sha256')"
+        elif checksum(tensors) != metadata[_LEGACY_CHECKSUM]:
+            problem = "does not match its checksum: its tensors were modified or corrupted after saving"
+    if problem is None:
+        if version < 2:
+            warnings.warn(
+                f"{path} was written by an older zoo (format {version}): its checksum covers the tensors "
+                "but not the metadata; re-save it with zoo.save to protect both",
+                WeightsWarning,
+                stacklevel=4,
+            )
+        return
+    if verify:
+        raise WeightsError(f"{path} {problem}. Load it only if you trust its source, with zoo.load(path, verify=False)")
+    warnings.warn(f"{path} {problem}; loading it anyway (verify=False)", WeightsWarning, stacklevel=4)
+
+
+def _json(metadata: Mapping[str, str], key: str, path: Path, default: str = "{}") -> dict[str, Any]:
+    """The JSON object in metadata entry `key`."""
     try:
-        return json.loads(metadata.get(key, default))
-    except json.JSONDecodeError as error:
-        raise WeightsError(f"{path}: metadata {key!r} is not valid JSON (tampered?): {error}") from error
+        value = json.loads(metadata.get(key, default))
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise WeightsError(f"{path}: metadata {key!r} is not valid JSON (tampered?): {error}") from None
+    if not isinstance(value, dict):
+        raise WeightsError(f"{path}: metadata {key!r} must be a JSON object, got {type(value).__name__}")
+    return value
 
 
-def _vocabularies(metadata: Mapping[str, str], tensors: dict[str, np.ndarray], path: Path) -> Vocabularies:
+def _vocabularies(
+    metadata: Mapping[str, str], tensors: dict[str, np.ndarray], spec: ModelSpec, path: Path
+) -> Vocabularies:
     specials = _json(metadata, "zoo.vocabs", path)
+    roles = dict(spec.vocabularies)
+    unknown = sorted(set(specials) - set(roles))
+    if unknown:
+        raise WeightsError(f"{path}: vocabularies {unknown} are not roles of {spec.arch!r} ({sorted(roles)})")
     vocabs = {}
     for role, role_specials in specials.items():
         prefix = f"{_VOCAB_PREFIX}{role}."
         parts = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
         try:
             vocabs[role] = Vocab.from_arrays(parts, role_specials)
-        except (KeyError, ZooError, UnicodeDecodeError) as error:
+        except ZooError as error:
             raise WeightsError(f"{path}: vocabulary {role!r} is damaged: {error}") from error
+    stray = sorted(k for k in tensors if k.startswith(_VOCAB_PREFIX) and k.split(".")[2] not in specials)
+    if stray:
+        raise WeightsError(f"{path}: vocabulary tensors {stray[:5]} belong to no vocabulary in 'zoo.vocabs'")
     return Vocabularies(vocabs)
+
+
+def _aliases(metadata: Mapping[str, str], stored: dict[str, np.ndarray], path: Path) -> dict[str, np.ndarray]:
+    """`stored` plus the leaves the file stores once for several paths."""
+    aliases = _json(metadata, "zoo.aliases", path)
+    result = dict(stored)
+    for key, target in aliases.items():
+        if not isinstance(target, str) or key in stored:
+            raise WeightsError(f"{path}: alias {key!r} -> {target!r} is malformed or shadows a stored tensor")
+        if target not in stored:
+            raise WeightsError(f"{path}: alias {key!r} points to missing tensor {target!r}")
+        result[key] = stored[target]
+    return result
+
+
+def _spec(metadata: Mapping[str, str], registry: Registry, path: Path) -> ModelSpec:
+    """The file's spec, rebuilt from the installed registry by the names it records."""
+    from zoo.recorded import resolve_recorded
+
+    if "zoo.spec" not in metadata:
+        raise WeightsError(f"{path}: metadata 'zoo.spec' is missing or damaged: the file has none")
+    try:
+        return resolve_recorded(registry, metadata["zoo.spec"])
+    except PluginError:
+        raise
+    except ZooError as error:
+        raise WeightsError(
+            f"{path}: metadata 'zoo.spec' is missing or damaged: {error} (the file was altered, or written by a "
+            "version of its plugins that the installed ones do not read)"
+        ) from error
+
+
+def _skeleton(spec: ModelSpec, vocabs: Vocabularies, registry: Registry, path: Path) -> Any:
+    """The model's structure with `ShapeDtypeStruct` leaves: nothing is allocated."""
+    from zoo.builder import construct
+
+    try:
+        return eqx.filter_eval_shape(construct, spec, key=jax.random.key(0), vocabs=vocabs, registry=registry)
+    except PluginError:
+        raise
+    except Exception as error:  # a plugin's own checks on a crafted spec: still the file's fault
+        raise WeightsError(
+            f"{path}: its model {spec.name!r} cannot be built with these hyperparameters: "
+            f"{type(error).__name__}: {error}"
+        ) from error
 
 
 def _check_fit(expected: dict[str, Any], found: dict[str, np.ndarray], path: Path) -> None:
@@ -204,34 +342,30 @@ def _check_fit(expected: dict[str, Any], found: dict[str, np.ndarray], path: Pat
             )
 
 
-def load(path: str | os.PathLike, *, registry: Registry | None = None) -> Any:
+def load(path: str | os.PathLike, *, registry: Registry | None = None, verify: bool = True) -> Any:
     """Rebuild the model saved at `path` from the file alone.
 
-    Raises `WeightsError` naming the problem for a non-zoo, truncated or
-    tampered file, and naming the tensor for a missing, unexpected,
-    wrong-shape or wrong-dtype one. Nothing is loaded partially.
+    The file is data: its spec is rebuilt from the installed plugins by the
+    names it records and its hyperparameters are checked as `zoo.build`
+    checks them; nothing in it can choose what code runs. Raises
+    `WeightsError` naming the problem for a non-zoo, truncated, tampered or
+    unchecksummed file (``verify=False`` loads the last two, with a warning),
+    and naming the tensor for a missing, unexpected, wrong-shape or
+    wrong-dtype one; `PluginError` when a plugin it needs is not installed.
+    Nothing is allocated before the whole file has been checked.
     """
-    from zoo.builder import build_from_spec, check_available
+    from zoo.builder import check_available
 
     path = Path(path)
-    metadata, tensors = read_file(path)
+    metadata, tensors = read_file(path, verify=verify)
     registry = registry or default_registry()
     registry.manager.hook.zoo_migrate_weights(metadata=metadata, tensors=tensors)
-    try:
-        spec = ModelSpec.from_json(metadata["zoo.spec"])
-    except (KeyError, TypeError, ValueError) as error:
-        raise WeightsError(f"{path}: metadata 'zoo.spec' is missing or damaged: {error}") from error
+    spec = _spec(metadata, registry, path)
     check_available(registry, spec)
-    vocabs = _vocabularies(metadata, tensors, path)
-    aliases: dict[str, str] = _json(metadata, "zoo.aliases", path)
-    skeleton = eqx.filter_eval_shape(build_from_spec, spec, key=jax.random.key(0), vocabs=vocabs)
-    expected = dict(array_paths(skeleton))
-    stored = {k: v for k, v in tensors.items() if not k.startswith(RESERVED_PREFIX)}
-    for key, target in aliases.items():
-        if target not in stored:
-            raise WeightsError(f"{path}: alias {key!r} points to missing tensor {target!r}")
-        stored[key] = stored[target]
-    _check_fit(expected, stored, path)
+    vocabs = _vocabularies(metadata, tensors, spec, path)
+    stored = _aliases(metadata, {k: v for k, v in tensors.items() if not k.startswith(RESERVED_PREFIX)}, path)
+    skeleton = _skeleton(spec, vocabs, registry, path)
+    _check_fit(dict(array_paths(skeleton)), stored, path)
     return fill(skeleton, stored)
 
 
