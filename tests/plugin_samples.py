@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import time
+
 from zoo.hookspecs import hookimpl
 
 DOT_COPY = """
@@ -25,6 +28,36 @@ class RaisesOnRegister:
     @hookimpl
     def zoo_register_tables(self, register):
         raise RuntimeError("cannot reach the model server")
+
+
+class Throws:
+    """Raises `error` from its registration hook (a `BaseException`: ``SystemExit``, ``GeneratorExit``, ...)."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    @hookimpl
+    def zoo_register_tables(self, register):
+        raise self.error
+
+
+class ExitsOnRegister:
+    @hookimpl
+    def zoo_register_tables(self, register):
+        sys.exit("no GPU here")
+
+
+class SlowToRegister(Registers):
+    """Registers its tables after `seconds` (as a plugin reaching for a network resource would)."""
+
+    def __init__(self, tables: str, seconds: float) -> None:
+        super().__init__(tables)
+        self.seconds = seconds
+
+    @hookimpl
+    def zoo_register_tables(self, register):
+        time.sleep(self.seconds)
+        register(self.tables)
 
 
 class MisspeltHook:
@@ -56,4 +89,9 @@ same_name = Registers(DOT_COPY)
 bad_toml = Registers("[components.x\nkind=")
 claims_other = Registers(DOT_COPY.replace("summary", 'plugin = "lstm"\nsummary'))
 raises = RaisesOnRegister()
+exits = ExitsOnRegister()
+exits_zero = Throws(SystemExit(0))
+generator_exit = Throws(GeneratorExit())
+interrupted = Throws(KeyboardInterrupt())
+slow = SlowToRegister(DOT_COPY, 0.3)
 misspelt = MisspeltHook()

@@ -73,9 +73,15 @@ def test_two_plugins_claiming_one_name_are_both_named():
     assert registry.describe("seq2seq+luong-dot").name == "seq2seq+luong-dot"
 
 
-def test_two_entry_points_with_one_name_are_refused():
-    with pytest.raises(PluginConflictError, match="two entry points are named 'dup'"):
-        Registry.with_plugins([ep("dup", "plugin_samples:good"), ep("dup", "plugin_samples:same_name")], environ={})
+def test_two_entry_points_with_one_name_are_both_disabled_and_the_rest_load():
+    eps = [ep("dup", "plugin_samples:good"), ep("dup", "plugin_samples:same_name"), *BUILTINS]
+    with pytest.warns(PluginWarning, match=r"'dup' is disabled: its entry-point name is declared twice"):
+        registry = Registry.with_plugins(eps, environ={})
+    assert registry.plugins["dup"].status == "in conflict"
+    assert "plugin_samples:good" in registry.plugins["dup"].error
+    assert "plugin_samples:same_name" in registry.plugins["dup"].error
+    assert "dot-copy" not in registry.components
+    assert registry.describe("seq2seq+luong-dot").name == "seq2seq+luong-dot"
 
 
 def test_every_builtin_plugin_loads_from_the_installed_entry_points(registry):

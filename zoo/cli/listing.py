@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("name", help="a model (composite names too) or a component")
     p.set_defaults(run=run_info)
 
-    p = sub.add_parser("plugins", help="every plugin with its distribution, version and status")
+    p = sub.add_parser("plugins", help="every plugin with its distribution, version, status and load time")
     p.set_defaults(run=run_plugins)
 
 
@@ -90,6 +90,11 @@ def run_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(seconds: float | None) -> str:
+    """A plugin's load time for the table (``-`` when it was not loaded)."""
+    return "-" if seconds is None else f"{seconds:.2f}s"
+
+
 def run_plugins(args: argparse.Namespace) -> int:
     import warnings
 
@@ -100,8 +105,8 @@ def run_plugins(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", PluginWarning)  # the table shows broken plugins
         registry = Registry.with_plugins()
     rows = [
-        (r.name, r.distribution or "-", r.version or "-", r.status, r.error or "")
+        (r.name, r.distribution or "-", r.version or "-", r.status, _seconds(r.seconds), r.error or "")
         for r in sorted(registry.plugins.values(), key=lambda r: r.name)
     ]
-    print(table(rows, ("PLUGIN", "DISTRIBUTION", "VERSION", "STATUS", "ERROR")))
+    print(table(rows, ("PLUGIN", "DISTRIBUTION", "VERSION", "STATUS", "LOAD", "ERROR")))
     return 0
