@@ -310,3 +310,27 @@ def test_vocabulary_tokens_are_rebuilt_exactly(saved, registry, seq2seq):
     loaded = zoo.load(saved, registry=registry)
     assert loaded.vocabs["src"] == seq2seq.vocabs["src"]
     assert isinstance(loaded.vocabs["src"], Vocab)
+
+
+def test_a_hook_that_exits_during_a_load_is_a_plugin_error(saved, tmp_path):
+    from zoo.errors import PluginError
+    from zoo.hookspecs import hookimpl
+
+    class ExitsOnMigrate:
+        @hookimpl
+        def zoo_migrate_weights(self, metadata, tensors):
+            sys.exit("bye")
+
+    class ExitsOnResolve:
+        @hookimpl
+        def zoo_resolve_weights(self, name, tag):
+            raise SystemExit(3)
+
+    plain = zoo.Registry.with_plugins(environ={})
+    plain.manager.register(ExitsOnMigrate(), name="exits")
+    with pytest.raises(PluginError, match="zoo_migrate_weights hook failed: SystemExit: bye"):
+        zoo.load(saved, registry=plain)
+    other = zoo.Registry.with_plugins(environ={})
+    other.manager.register(ExitsOnResolve(), name="exits")
+    with pytest.raises(PluginError, match="zoo_resolve_weights hook failed"):
+        zoo.build("seq2seq.tiny", key=jax.random.key(0), registry=other)

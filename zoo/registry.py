@@ -7,8 +7,11 @@ process-wide one that the top-level functions (`zoo.build`, ...) use.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,7 @@ from zoo.errors import (
 from zoo.plugins import PluginRecord
 from zoo.tables import ArchitectureEntry, ComponentEntry, DemoEntry, PresetEntry, Tables, read_tables
 
-__all__ = ["Registry", "default_registry", "reset_default_registry"]
+__all__ = ["Registry", "active_registry", "building_with", "default_registry", "reset_default_registry"]
 
 Entry = ComponentEntry | ArchitectureEntry | PresetEntry
 
@@ -266,13 +269,27 @@ class Registry:
 
         return resolve(self, name, overrides)
 
+    def call_hook(self, hook: str, **kwargs: Any) -> Any:
+        """Call a plugin hook; a plugin that raises (even `SystemExit`) becomes a `PluginError` naming the hook."""
+        try:
+            return getattr(self.manager.hook, hook)(**kwargs)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:
+            raise PluginError(
+                f"a plugin's {hook} hook failed: {type(error).__name__}: {error}. "
+                "Disable it with ZOO_DISABLE_PLUGINS=NAME (zoo plugins lists them)"
+            ) from error
+
     def resolve_weights(self, name: str, tag: str) -> Path:
-        path = self.manager.hook.zoo_resolve_weights(name=name, tag=tag)
+        path = self.call_hook("zoo_resolve_weights", name=name, tag=tag)
         if path is None:
             raise UnknownNameError(
                 f"no plugin provides weights for {name}.{tag}; build {name!r} without a tag "
                 "and train it, or load a file with zoo.load(path)"
             )
+        if not isinstance(path, str | os.PathLike):
+            raise PluginError(f"a plugin's zoo_resolve_weights returned {path!r} for {name}.{tag}, not a path")
         return Path(path)
 
 
@@ -292,6 +309,28 @@ def default_registry() -> Registry:
     if _DEFAULT is None:
         _DEFAULT = Registry.with_plugins()
     return _DEFAULT
+
+
+_ACTIVE: ContextVar[Registry | None] = ContextVar("zoo_active_registry", default=None)
+
+
+def active_registry() -> Registry:
+    """The registry of the build in progress (see `building_with`), else the process-wide one.
+
+    An architecture that builds a nested model (a tagger's contextual embedder)
+    resolves it from the registry its own build uses.
+    """
+    return _ACTIVE.get() or default_registry()
+
+
+@contextlib.contextmanager
+def building_with(registry: Registry) -> Iterator[Registry]:
+    """Make `registry` the active one while a model is built."""
+    token = _ACTIVE.set(registry)
+    try:
+        yield registry
+    finally:
+        _ACTIVE.reset(token)
 
 
 def reset_default_registry() -> None:

@@ -359,7 +359,7 @@ def load(path: str | os.PathLike, *, registry: Registry | None = None, verify: b
     path = Path(path)
     metadata, tensors = read_file(path, verify=verify)
     registry = registry or default_registry()
-    registry.manager.hook.zoo_migrate_weights(metadata=metadata, tensors=tensors)
+    registry.call_hook("zoo_migrate_weights", metadata=metadata, tensors=tensors)
     spec = _spec(metadata, registry, path)
     check_available(registry, spec)
     vocabs = _vocabularies(metadata, tensors, spec, path)
