@@ -143,3 +143,30 @@ def test_data_parallel_training_matches_one_device():
     assert out.returncode == 0, out.stderr[-2000:]
     difference = float(out.stdout.split("MAXDIFF")[1])
     assert difference < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"steps": -5}, r"steps=-5 is out of range: it must be an integer >= 0"),
+        ({"steps": 2.5}, r"steps=2.5 is out of range"),
+        ({"steps": 3, "log_every": 0}, r"log_every=0 is out of range: it must be an integer >= 1"),
+        ({"steps": 3, "checkpoint_every": -1}, r"checkpoint_every=-1 is out of range"),
+        ({"steps": 3, "eval_every": -2}, r"eval_every=-2 is out of range"),
+    ],
+)
+def test_bad_settings_are_refused_before_training(setup, settings, message):
+    from zoo.errors import InvalidParameterError
+
+    model, data = setup
+    with pytest.raises(InvalidParameterError, match=message):
+        zoo.train(model, data, key=jax.random.key(0), progress=False, **settings)
+
+
+def test_an_unwritable_checkpoint_is_refused_before_training(setup, tmp_path):
+    from zoo.errors import WeightsError
+
+    model, data = setup
+    (tmp_path / "dir.safetensors").mkdir()
+    with pytest.raises(WeightsError, match="dir.safetensors"):
+        zoo.train(model, data, steps=3, key=jax.random.key(0), progress=False, checkpoint=tmp_path / "dir.safetensors")

@@ -28,7 +28,8 @@ from tqdm.auto import tqdm
 
 from zoo.checkpoint import load_checkpoint, save_checkpoint
 from zoo.data.batching import BatchSource
-from zoo.errors import TrainingDiverged
+from zoo.errors import InvalidParameterError, TrainingDiverged
+from zoo.files import check_writable
 from zoo.memory import keep_freed_memory
 from zoo.parallel import replicate, shard_batch, shard_rows
 
@@ -173,6 +174,9 @@ def train(
     Training tunes glibc's malloc to keep freed memory (`zoo.memory`): faster
     steps, and the process holds its peak memory; ``ZOO_KEEP_FREED_MEMORY=0`` opts out.
     """
+    _check_settings(steps=steps, eval_every=eval_every, checkpoint_every=checkpoint_every, log_every=log_every)
+    if checkpoint is not None:
+        check_writable(checkpoint)  # before the first step, not after the first interval
     optimizer = optimizer if optimizer is not None else optax.adam(1e-3)
     carried = carry is not None
     loss_fn = loss if loss is not None else (type(model).carried_loss if carried else type(model).loss)
@@ -232,6 +236,16 @@ def _rate(value: float, units: Any) -> str:
     name = units if isinstance(units, str) else "units"
     name = {"tgt_mask": "tok", "mask": "tok", "examples": "ex"}.get(name, name)
     return f"{value / 1000:.1f}k {name}/s" if value >= 1000 else f"{value:.0f} {name}/s"
+
+
+def _check_settings(**settings: int | None) -> None:
+    """Counts of steps are integers >= 0 (`steps`) or >= 1 (the intervals; None or 0 turns them off)."""
+    for name, value in settings.items():
+        if value is None and name != "steps":
+            continue
+        low = 1 if name == "log_every" else 0
+        if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < low:
+            raise InvalidParameterError(f"zoo.train: {name}={value!r} is out of range: it must be an integer >= {low}")
 
 
 def _divergence(bad: jax.Array, step: int, checkpoint: Path | None) -> TrainingDiverged | None:

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from zoo.errors import DataError
+from zoo.errors import DataError, InvalidParameterError
 
 __all__ = ["ArrayBatches", "BatchSource", "SequenceBatches", "bucket_boundaries", "pad_sequences"]
 
@@ -114,6 +114,8 @@ class SequenceBatches:
         seed: int = 0,
         shuffle: bool = True,
     ) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise InvalidParameterError(f"batch_size={batch_size!r} is out of range: it must be an integer >= 1")
         sizes = {name: len(values) for name, values in fields.items()}
         if len(set(sizes.values())) != 1:
             raise DataError(f"every field needs the same number of examples, got {sizes}")
