@@ -25,9 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from zoo.errors import InvalidParameterError, RegistryError
 
-__all__ = ["ANY", "Choices", "Domain", "Each", "Interval", "argument_type", "parse_domain"]
+__all__ = ["ANY", "Choices", "Domain", "Each", "Interval", "argument_type", "check_count", "parse_domain"]
 
 _NUMBER = r"[-+]?(?:inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)"
 _INTERVAL = re.compile(rf"^\s*([\[(])\s*({_NUMBER})\s*,\s*({_NUMBER})\s*([\])])\s*$")
@@ -223,3 +225,10 @@ def argument_type(declared: str, kind: type = int) -> Callable[[str], Any]:
 
     parse.__name__ = words[kind]  # argparse names the type in its messages
     return parse
+
+
+def check_count(value: Any, name: str, *, low: int = 1) -> int:
+    """`value` if it is an integer >= `low`, else `InvalidParameterError` naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise InvalidParameterError(f"{name}={value!r} is out of range: it must be an integer >= {low}")
+    return int(value)

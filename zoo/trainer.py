@@ -28,7 +28,8 @@ from tqdm.auto import tqdm
 
 from zoo.checkpoint import load_checkpoint, save_checkpoint
 from zoo.data.batching import BatchSource
-from zoo.errors import InvalidParameterError, TrainingDiverged
+from zoo.domains import check_count
+from zoo.errors import TrainingDiverged
 from zoo.files import check_writable
 from zoo.memory import keep_freed_memory
 from zoo.parallel import replicate, shard_batch, shard_rows
@@ -241,11 +242,8 @@ def _rate(value: float, units: Any) -> str:
 def _check_settings(**settings: int | None) -> None:
     """Counts of steps are integers >= 0 (`steps`) or >= 1 (the intervals; None or 0 turns them off)."""
     for name, value in settings.items():
-        if value is None and name != "steps":
-            continue
-        low = 1 if name == "log_every" else 0
-        if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < low:
-            raise InvalidParameterError(f"zoo.train: {name}={value!r} is out of range: it must be an integer >= {low}")
+        if value is not None or name == "steps":
+            check_count(value, f"zoo.train: {name}", low=1 if name == "log_every" else 0)
 
 
 def _divergence(bad: jax.Array, step: int, checkpoint: Path | None) -> TrainingDiverged | None:

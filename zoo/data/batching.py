@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from zoo.errors import DataError, InvalidParameterError
+from zoo.domains import check_count
+from zoo.errors import DataError
 
 __all__ = ["ArrayBatches", "BatchSource", "SequenceBatches", "bucket_boundaries", "pad_sequences"]
 
@@ -114,8 +115,7 @@ class SequenceBatches:
         seed: int = 0,
         shuffle: bool = True,
     ) -> None:
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise InvalidParameterError(f"batch_size={batch_size!r} is out of range: it must be an integer >= 1")
+        check_count(batch_size, "batch_size")
         sizes = {name: len(values) for name, values in fields.items()}
         if len(set(sizes.values())) != 1:
             raise DataError(f"every field needs the same number of examples, got {sizes}")
@@ -186,6 +186,7 @@ class ArrayBatches:
         shuffle: bool = True,
         drop_last: bool = True,
     ) -> None:
+        check_count(batch_size, "batch_size")
         lengths = {k: len(v) for k, v in arrays.items()}
         if len(set(lengths.values())) != 1:
             raise DataError(f"arrays need the same first dimension, got {lengths}")
