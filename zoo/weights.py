@@ -222,18 +222,12 @@ def read_file(path: str | os.PathLike, *, verify: bool = True) -> tuple[dict[str
 
 def _verify(path: Path, version: int, metadata: dict[str, str], tensors: dict[str, np.ndarray], verify: bool) -> None:
     """Check the file's checksum; without `verify`, warn instead of refusing."""
-    if version >= 2:
-        problem = None
-        if _CHECKSUM not in metadata:
-            problem = "has no checksum ('zoo.checksum')"
-        elif file_checksum(metadata, tensors) != metadata[_CHECKSUM]:
-            problem = "does not match its checksum: it was modified or corrupted after saving"
-    else:
-        problem = None
-        if _LEGACY_CHECKSUM not in metadata:
-            problem = "has no checksum ('zoo.sha256')"
-        elif checksum(tensors) != metadata[_LEGACY_CHECKSUM]:
-            problem = "does not match its checksum: its tensors were modified or corrupted after saving"
+    key, covers = (_CHECKSUM, "") if version >= 2 else (_LEGACY_CHECKSUM, "its tensors were ")
+    problem = None
+    if key not in metadata:
+        problem = f"has no checksum ({key!r})"
+    elif (file_checksum(metadata, tensors) if version >= 2 else checksum(tensors)) != metadata[key]:
+        problem = f"does not match its checksum: {covers or 'it was '}modified or corrupted after saving"
     if problem is None:
         if version < 2:
             warnings.warn(
