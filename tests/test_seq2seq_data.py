@@ -61,7 +61,7 @@ def test_read_pairs_errors(tmp_path):
     bad.write_text("one column only\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"bad.tsv:1: expected 'source<TAB>target'"):
         read_pairs(bad)
-    with pytest.raises(DataError, match="no such corpus file"):
+    with pytest.raises(DataError, match="no pairs file at"):
         read_pairs(tmp_path / "missing.tsv")
 
 

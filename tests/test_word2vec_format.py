@@ -91,7 +91,7 @@ def test_damaged_files_raise_clear_errors(kv, tmp_path):
 def test_undecodable_words_follow_unicode_errors(tmp_path):
     path = tmp_path / "latin1.txt"
     path.write_bytes(b"1 2\ncaf\xe9 1 2\n")
-    with pytest.raises(UnicodeDecodeError):
+    with pytest.raises(DataError, match=r"vector 0: byte e9 is not valid utf-8.*encoding='latin-1'"):
         KeyedVectors.load_word2vec_format(path, binary=False)
     replaced = KeyedVectors.load_word2vec_format(path, binary=False, unicode_errors="replace")
     assert replaced.index_to_key == ["caf\ufffd"]

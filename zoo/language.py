@@ -24,7 +24,7 @@ from zoo.data.stream import StreamBatches, read_tokens
 from zoo.data.vocab import Vocab
 from zoo.eval.perplexity import perplexity
 from zoo.interfaces import LanguageModel
-from zoo.recipes import add_common_arguments
+from zoo.recipes import add_common_arguments, add_encoding_argument
 from zoo.trainer import TrainResult, train
 
 __all__ = ["LanguageModelRecipe", "build_vocab", "recipe", "train_language_model", "zaremba_sgd"]
@@ -121,6 +121,7 @@ class LanguageModelRecipe:
         add_common_arguments(parser, steps=0, batch_size=20, lr=1.0)
         parser.add_argument("--data", type=Path, required=True, help="training text, plain or .gz")
         parser.add_argument("--valid", type=Path, help="held-out text scored every epoch")
+        add_encoding_argument(parser)
         parser.add_argument("--level", choices=["word", "char"], help="split text into words or characters")
         parser.add_argument("--epochs", type=float, default=13.0, help="passes over the data (if --steps is 0)")
         parser.add_argument("--unroll", type=int, default=35, help="backpropagation window in tokens")
@@ -142,10 +143,10 @@ class LanguageModelRecipe:
         if options.level:
             overrides["level"] = options.level
         level = zoo.describe(name, **overrides).params["level"]
-        tokens = read_tokens(options.data, level)
+        tokens = read_tokens(options.data, level, encoding=options.encoding)
         vocab = build_vocab(tokens, level, min_count=options.min_count, max_size=options.max_vocab)
         model = zoo.build(name, key=jax.random.key(options.seed), vocab={"tokens": vocab}, **overrides)
-        valid = vocab.encode(read_tokens(options.valid, level)) if options.valid else None
+        valid = vocab.encode(read_tokens(options.valid, level, encoding=options.encoding)) if options.valid else None
 
         def optimizer(per_epoch: int) -> optax.GradientTransformation:
             if options.optimizer == "adam":
@@ -184,7 +185,7 @@ class LanguageModelRecipe:
 
     def evaluate(self, model: LanguageModel, options: argparse.Namespace) -> Mapping[str, float]:
         vocab = model.vocabs["tokens"]
-        ids = vocab.encode(read_tokens(options.data, model.level))
+        ids = vocab.encode(read_tokens(options.data, model.level, encoding=options.encoding))
         scores = perplexity(model, ids, batch_size=options.batch_size, unroll=options.unroll)
         scores["unknown"] = float(np.mean(ids == vocab.unk_id))
         return scores

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from zoo.files import output_path
 
-__all__ = ["EvaluatingRecipe", "Recipe", "add_common_arguments", "output_path"]
+__all__ = ["EvaluatingRecipe", "Recipe", "add_common_arguments", "add_encoding_argument", "output_path"]
 
 
 class Recipe(Protocol):
@@ -78,11 +78,19 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, min_count: int = 5)
         "--min-count", type=int, default=min_count, help=f"drop words rarer than this (default {min_count})"
     )
     parser.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words (most frequent)")
+    add_encoding_argument(parser)
+
+
+def add_encoding_argument(parser: argparse.ArgumentParser) -> None:
+    """``--encoding``: how a command's text files are decoded (``options.encoding``, default UTF-8)."""
+    parser.add_argument(
+        "--encoding", default="utf-8", help="text encoding of the input files (default utf-8; e.g. latin-1, cp1252)"
+    )
 
 
 def corpus_vocabulary(options: argparse.Namespace) -> Any:
     """Count the corpus of `options` (see `add_corpus_arguments`) and build its word vocabulary."""
     from zoo.data.corpus import build_word_vocab, count_tokens
 
-    counts = count_tokens(list(options.corpus), options.tokenizer)
+    counts = count_tokens(list(options.corpus), options.tokenizer, encoding=options.encoding)
     return build_word_vocab(counts, min_count=options.min_count, max_vocab=options.max_vocab)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from zoo.data.batching import SequenceBatches, bucket_boundaries
 from zoo.data.chars import SpelledBatches
+from zoo.data.corpus import iter_lines
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 
@@ -21,22 +21,29 @@ def windows(tokens: Sequence[str], max_length: int) -> Iterator[list[str]]:
 
 
 def read_windows(
-    path: str | Path, *, max_length: int = 40, max_tokens: int | None = None, lowercase: bool = False
+    path: str | Path,
+    *,
+    max_length: int = 40,
+    max_tokens: int | None = None,
+    lowercase: bool = False,
+    encoding: str = "utf-8",
+    errors: str = "strict",
 ) -> list[list[str]]:
-    """Whitespace-tokenised lines of a text file (plain or .gz), cut into windows of at most
-    `max_length` tokens; stops after `max_tokens` tokens (None: the whole file)."""
+    """Whitespace-tokenised lines of a text file (plain or gzip), cut into windows of at most
+    `max_length` tokens; stops after `max_tokens` tokens (None: the whole file).
+
+    Read as a corpus (`zoo.data.corpus.iter_lines`): decoded with `encoding` and `errors`,
+    very long lines cut at whitespace."""
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
     out: list[list[str]] = []
     seen = 0
-    with opener(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            tokens = (line.lower() if lowercase else line).split()
-            for piece in windows(tokens, max_length):
-                out.append(piece)
-                seen += len(piece)
-            if max_tokens is not None and seen >= max_tokens:
-                break
+    for line in iter_lines(path, encoding=encoding, errors=errors):
+        tokens = (line.lower() if lowercase else line).split()
+        for piece in windows(tokens, max_length):
+            out.append(piece)
+            seen += len(piece)
+        if max_tokens is not None and seen >= max_tokens:
+            break
     if not out:
         raise DataError(f"{path} holds no text")
     return out

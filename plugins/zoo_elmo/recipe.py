@@ -17,7 +17,7 @@ import optax
 import zoo
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
-from zoo.recipes import add_common_arguments
+from zoo.recipes import add_common_arguments, add_encoding_argument
 from zoo_elmo.data import lm_batches, read_windows
 
 __all__ = ["ELMoRecipe", "fit", "perplexity", "recipe"]
@@ -121,13 +121,18 @@ class ELMoRecipe:
         parser.add_argument("--window", type=int, default=40, help="tokens per training window (default 40)")
         parser.add_argument("--max-tokens", type=int, help="read at most this many tokens of the corpus")
         parser.add_argument("--lowercase", action="store_true", help="lowercase the corpus")
+        add_encoding_argument(parser)
         parser.add_argument("--min-count", type=int, default=2, help="rarer words are predicted as <unk>")
         parser.add_argument("--max-vocab", type=int, default=20000, help="softmax vocabulary size (default 20000)")
         parser.add_argument("--valid-size", type=int, default=500, help="windows held out for perplexity")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         sentences = read_windows(
-            options.corpus, max_length=options.window, max_tokens=options.max_tokens, lowercase=options.lowercase
+            options.corpus,
+            max_length=options.window,
+            max_tokens=options.max_tokens,
+            lowercase=options.lowercase,
+            encoding=options.encoding,
         )
         order = np.random.default_rng(options.seed).permutation(len(sentences))
         n_valid = min(options.valid_size, len(sentences) // 10)
@@ -163,7 +168,9 @@ class ELMoRecipe:
         parser.add_argument("--lowercase", action="store_true", help="lowercase the text")
 
     def evaluate(self, model: Any, options: argparse.Namespace) -> dict[str, float]:
-        sentences = read_windows(options.data, max_length=options.window, lowercase=options.lowercase)
+        sentences = read_windows(
+            options.data, max_length=options.window, lowercase=options.lowercase, encoding=options.encoding
+        )
         return perplexity(model, sentences)
 
 

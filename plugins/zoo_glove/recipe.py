@@ -70,6 +70,7 @@ class GloVeRecipe:
             weighting=p["weighting"],
             symmetric=p["symmetric"],
             tokenizer=options.tokenizer,
+            encoding=options.encoding,
         )
         entries = entries_from_matrix(matrix, x_max=p["x_max"], alpha=p["alpha"])
         say(f"co-occurrences: {matrix.nnz} non-zero ({time.perf_counter() - start:.1f}s)")

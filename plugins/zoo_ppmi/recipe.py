@@ -53,7 +53,12 @@ class PPMIRecipe:
         p = model.spec.params
         say(f"vocabulary: {len(vocab)} words ({time.perf_counter() - start:.1f}s)")
         counts = cooccurrence_matrix(
-            list(options.corpus), vocab, window=p["window"], weighting=p["weighting"], tokenizer=options.tokenizer
+            list(options.corpus),
+            vocab,
+            window=p["window"],
+            weighting=p["weighting"],
+            tokenizer=options.tokenizer,
+            encoding=options.encoding,
         )
         say(f"co-occurrences: {counts.nnz} non-zero ({time.perf_counter() - start:.1f}s)")
         model = fit_ppmi_svd(model, counts, solver=options.solver, seed=options.seed)

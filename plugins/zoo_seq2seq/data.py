@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from zoo.data.batching import SequenceBatches, pad_sequences
 from zoo.data.text import detokenize, tokenize  # re-exported for plugin users
+from zoo.data.textfile import MAX_LINE_CHARS, read_lines
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 
@@ -30,47 +30,45 @@ def read_pairs(
     swap: bool = False,
     tokenizer: Callable[[str], list[str]] = tokenize,
     max_length: int | None = None,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    max_line_chars: int = MAX_LINE_CHARS,
 ) -> tuple[list[list[str]], list[list[str]]]:
     """Read ``src<TAB>tgt[<TAB>...]`` lines (plain or gzip), tokenised.
 
     **Arguments:**
 
-    - `path`: the corpus; a ``.gz`` suffix or gzip magic bytes mean gzip. Extra
-      columns (an attribution, say) are ignored; blank lines are skipped.
+    - `path`: the corpus; gzip is told by its first bytes. Extra columns (an
+      attribution, say) are ignored; blank lines are skipped.
     - `swap`: read the second column as the source (Tatoeba's ``en<TAB>es`` read
       as Spanish -> English).
     - `tokenizer`: text -> tokens (default `tokenize`: lowercase, punctuation split).
     - `max_length`: drop pairs with a side longer than this many tokens.
+    - `encoding`, `errors`: how the file is decoded (see `zoo.data.textfile`: an
+      undecodable or binary file is a `DataError` naming the line and byte).
+    - `max_line_chars`: lines longer than this are skipped unread (a
+      `LongLinesWarning` counts them), so one huge line cannot fill memory.
 
     **Returns:** ``(sources, targets)``, lists of token lists.
     """
     path = Path(path)
     sources, targets = [], []
-    with _open_text(path) as lines:
-        for number, line in enumerate(lines, 1):
-            line = line.rstrip("\n\r")
-            if not line.strip():
-                continue
-            columns = line.split("\t")
-            if len(columns) < 2:
-                raise DataError(f"{path}:{number}: expected 'source<TAB>target', got {line[:60]!r}")
-            src, tgt = tokenizer(columns[1] if swap else columns[0]), tokenizer(columns[0] if swap else columns[1])
-            if not src or not tgt or (max_length is not None and max(len(src), len(tgt)) > max_length):
-                continue
-            sources.append(src)
-            targets.append(tgt)
+    text = {"encoding": encoding, "errors": errors, "max_chars": max_line_chars, "what": "pairs file"}
+    for number, line in read_lines(path, **text):
+        if not line.strip():
+            continue
+        columns = line.split("\t", 2)
+        if len(columns) < 2:
+            raise DataError(f"{path}:{number}: expected 'source<TAB>target', got {line[:60]!r}")
+        src, tgt = tokenizer(columns[1] if swap else columns[0]), tokenizer(columns[0] if swap else columns[1])
+        if not src or not tgt or (max_length is not None and max(len(src), len(tgt)) > max_length):
+            continue
+        sources.append(src)
+        targets.append(tgt)
     if not sources:
         limit = f" of at most {max_length} tokens" if max_length is not None else ""
         raise DataError(f"{path} holds no non-empty pairs{limit}")
     return sources, targets
-
-
-def _open_text(path: Path):
-    if not path.is_file():
-        raise DataError(f"no such corpus file: {path}")
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rt", encoding="utf-8") if gzipped else open(path, encoding="utf-8")
 
 
 def build_vocabs(

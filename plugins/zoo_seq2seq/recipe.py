@@ -15,7 +15,7 @@ from zoo.data.tasks import TASKS, get_task
 from zoo.data.tokenize import get_tokenizer
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
-from zoo.recipes import add_common_arguments
+from zoo.recipes import add_common_arguments, add_encoding_argument
 from zoo.trainer import train
 from zoo.weights import save
 from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches, read_pairs
@@ -40,6 +40,7 @@ class Seq2SeqRecipe:
         data.add_argument("--task", choices=sorted(TASKS), help="a generated task")
         parser.add_argument("--task-size", type=int, default=20000, help="pairs generated for --task")
         parser.add_argument("--swap", action="store_true", help="read the second column as the source")
+        add_encoding_argument(parser)
         parser.add_argument("--tokenizer", default=None, help="tokeniser name for --pairs (default: punct)")
         parser.add_argument("--max-length", type=int, default=50, help="drop pairs with a longer side (tokens)")
         parser.add_argument("--joint-vocab", action="store_true", help="one vocabulary for source and target")
@@ -57,7 +58,13 @@ class Seq2SeqRecipe:
                 return vocab, vocab, src, tgt
         else:
             tokenizer = get_tokenizer(options.tokenizer or "punct")
-            src, tgt = read_pairs(options.pairs, swap=options.swap, max_length=options.max_length, tokenizer=tokenizer)
+            src, tgt = read_pairs(
+                options.pairs,
+                swap=options.swap,
+                max_length=options.max_length,
+                tokenizer=tokenizer,
+                encoding=options.encoding,
+            )
         src_vocab, tgt_vocab = build_vocabs(
             src, tgt, joint=options.joint_vocab, min_count=options.min_count, max_size=options.max_vocab
         )

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from zoo.data.batching import SequenceBatches, bucket_boundaries
 from zoo.data.chars import SpelledBatches
+from zoo.data.textfile import MAX_LINE_CHARS, open_text, read_lines
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 
@@ -57,17 +58,21 @@ class TaggedSentences:
         return sum(len(s) for s in self.sentences)
 
 
-def _lines(path: Path) -> Iterator[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        yield from handle
+def _text(encoding: str, errors: str, max_line_chars: int) -> dict[str, Any]:
+    return {"encoding": encoding, "errors": errors, "max_chars": max_line_chars, "what": "tagged file"}
 
 
-def read_slash_tagged(path: str | Path) -> TaggedSentences:
-    """One sentence a line, tokens ``word/TAG`` (split at the last ``/``: ``1/2/CD`` is ``1/2`` + ``CD``)."""
+def read_slash_tagged(
+    path: str | Path, *, encoding: str = "utf-8", errors: str = "strict", max_line_chars: int = MAX_LINE_CHARS
+) -> TaggedSentences:
+    """One sentence a line, tokens ``word/TAG`` (split at the last ``/``: ``1/2/CD`` is ``1/2`` + ``CD``).
+
+    `encoding` and `errors` decode the file (see `zoo.data.textfile`); lines longer
+    than `max_line_chars` are skipped unread (a `LongLinesWarning` counts them).
+    """
     path = Path(path)
     sentences, tags = [], []
-    for number, line in enumerate(_lines(path), 1):
+    for number, line in read_lines(path, **_text(encoding, errors, max_line_chars)):
         items = line.split()
         if not items:
             continue
@@ -85,9 +90,18 @@ def read_slash_tagged(path: str | Path) -> TaggedSentences:
     return TaggedSentences(sentences, tags)
 
 
-def read_conll(path: str | Path, *, token_column: int = 0, tag_column: int = -1) -> TaggedSentences:
+def read_conll(
+    path: str | Path,
+    *,
+    token_column: int = 0,
+    tag_column: int = -1,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    max_line_chars: int = MAX_LINE_CHARS,
+) -> TaggedSentences:
     """CoNLL-style columns: one token a line (``token<TAB>tag``, or more columns), blank lines
-    between sentences; ``#`` comment lines and ``-DOCSTART-`` lines are skipped."""
+    between sentences; ``#`` comment lines and ``-DOCSTART-`` lines are skipped. The other
+    arguments are as in `read_slash_tagged`."""
     path = Path(path)
     sentences, tags = [], []
     words: list[str] = []
@@ -100,8 +114,7 @@ def read_conll(path: str | Path, *, token_column: int = 0, tag_column: int = -1)
             words.clear()
             labels.clear()
 
-    for number, line in enumerate(_lines(path), 1):
-        line = line.rstrip("\n")
+    for number, line in read_lines(path, **_text(encoding, errors, max_line_chars)):
         if not line.strip():
             flush()
             continue
@@ -121,19 +134,29 @@ def read_conll(path: str | Path, *, token_column: int = 0, tag_column: int = -1)
     return TaggedSentences(sentences, tags)
 
 
-def read_tagged(path: str | Path, *, format: str = "auto") -> TaggedSentences:
+def read_tagged(
+    path: str | Path,
+    *,
+    format: str = "auto",
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    max_line_chars: int = MAX_LINE_CHARS,
+) -> TaggedSentences:
     """Read `path` as ``"slash"`` (``word/TAG`` lines) or ``"conll"`` columns; ``"auto"``
-    picks CoNLL when a line holds a tab or there are blank lines between short ones."""
+    picks CoNLL when a line holds a tab or there are blank lines between short ones.
+    The other arguments are as in `read_slash_tagged`."""
     path = Path(path)
+    text = {"encoding": encoding, "errors": errors, "max_line_chars": max_line_chars}
     if format == "auto":
-        head = [line for _, line in zip(range(200), _lines(path), strict=False)]
+        with open_text(path, **_text(encoding, errors, max_line_chars)) as lines:
+            head = [line for _, (_, line) in zip(range(200), lines.lines(), strict=False)]
         tabbed = any("\t" in line for line in head)
         one_token_lines = sum(1 for line in head if len(line.split()) in (2, 3, 4) and "/" not in line.split()[0])
         format = "conll" if tabbed or one_token_lines > len(head) // 2 else "slash"
     if format == "slash":
-        return read_slash_tagged(path)
+        return read_slash_tagged(path, **text)
     if format == "conll":
-        return read_conll(path)
+        return read_conll(path, **text)
     raise DataError(f"format must be 'auto', 'slash' or 'conll', got {format!r}")
 
 

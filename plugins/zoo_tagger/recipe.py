@@ -14,7 +14,7 @@ import optax
 import zoo
 from zoo.errors import DataError
 from zoo.freezing import skip_frozen
-from zoo.recipes import add_common_arguments
+from zoo.recipes import add_common_arguments, add_encoding_argument
 from zoo.selection import KeepBest, StopTraining
 from zoo_tagger.data import TaggedSentences, read_tagged, tag_vocab, tagging_batches, word_vocab
 from zoo_tagger.model import with_context
@@ -137,6 +137,7 @@ class TaggerRecipe:
         add_common_arguments(parser, steps=0, batch_size=32, lr=1e-3)
         parser.add_argument("--data", type=Path, required=True, help="word/TAG lines or CoNLL token<TAB>tag columns")
         parser.add_argument("--format", choices=["auto", "slash", "conll"], default="auto")
+        add_encoding_argument(parser)
         parser.add_argument("--valid", type=Path, help="held-out sentences (default: --valid-size from --data)")
         parser.add_argument("--valid-size", type=int, default=1000, help="sentences held out of --data")
         parser.add_argument("--epochs", type=int, default=10, help="epochs when --steps is 0 (default 10)")
@@ -145,9 +146,9 @@ class TaggerRecipe:
         parser.add_argument("--elmo", type=Path, help="a trained ELMo (zoo train elmo) whose layers join the features")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
-        data = read_tagged(options.data, format=options.format)
+        data = read_tagged(options.data, format=options.format, encoding=options.encoding)
         if options.valid is not None:
-            train, dev = data, read_tagged(options.valid, format=options.format)
+            train, dev = data, read_tagged(options.valid, format=options.format, encoding=options.encoding)
         elif options.valid_size > 0:
             train, dev = data.split(min(options.valid_size, len(data) // 10), seed=options.seed)
         else:
@@ -179,7 +180,7 @@ class TaggerRecipe:
         parser.add_argument("--format", choices=["auto", "slash", "conll"], default="auto")
 
     def evaluate(self, model: Any, options: argparse.Namespace) -> dict[str, float]:
-        return evaluate_tagger(model, read_tagged(options.data, format=options.format))
+        return evaluate_tagger(model, read_tagged(options.data, format=options.format, encoding=options.encoding))
 
 
 recipe = TaggerRecipe()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import csv
-import gzip
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from zoo.data.batching import SequenceBatches
+from zoo.data.textfile import MAX_LINE_CHARS, read_lines
 from zoo.data.tokenize import get_tokenizer
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
@@ -107,23 +107,42 @@ class LabelledTexts:
         return LabelledTexts([self.texts[i] for i in indices], [self.labels[i] for i in indices])
 
 
-def _open(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+def _lines(path: Path, encoding: str, errors: str, max_line_chars: int) -> Iterator[tuple[int, str]]:
+    """Numbered lines of a labelled file, read by `zoo.data.textfile.read_lines`: decoded with
+    `encoding` and `errors`, lines over `max_line_chars` skipped (and counted in a warning)."""
+    return read_lines(path, encoding=encoding, errors=errors, max_chars=max_line_chars, what="labelled file")
 
 
-def read_label_text(path: str | Path, *, lowercase: bool = True, tokenizer: str = LEGACY_TOKENIZER) -> LabelledTexts:
-    """``label<TAB>text`` lines (plain or .gz); blank lines are skipped; texts split by `tokenize`."""
+def _rows(path: Path, encoding: str, errors: str, max_line_chars: int) -> Iterator[str]:
+    """The lines of `path` with their line ends, for `csv`."""
+    return (line + "\n" for _, line in _lines(path, encoding, errors, max_line_chars))
+
+
+def read_label_text(
+    path: str | Path,
+    *,
+    lowercase: bool = True,
+    tokenizer: str = LEGACY_TOKENIZER,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    max_line_chars: int = MAX_LINE_CHARS,
+) -> LabelledTexts:
+    """``label<TAB>text`` lines (plain or .gz); blank lines are skipped; texts split by `tokenize`.
+
+    `encoding` and `errors` decode the file (an undecodable or binary file is a `DataError`
+    naming the line and byte); lines over `max_line_chars` are skipped unread, and counted in a
+    `zoo.data.textfile.LongLinesWarning`. The other readers here take the same three arguments.
+    """
     path, split = Path(path), text_splitter(lowercase=lowercase, tokenizer=tokenizer)
     texts, labels = [], []
-    with _open(path) as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            label, sep, text = line.rstrip("\n").partition("\t")
-            if not sep or not label.strip():
-                raise DataError(f"{path}:{number}: expected 'label<TAB>text', got {line[:60]!r}")
-            texts.append(split(text))
-            labels.append(label.strip())
+    for number, line in _lines(path, encoding, errors, max_line_chars):
+        if not line.strip():
+            continue
+        label, sep, text = line.partition("\t")
+        if not sep or not label.strip():
+            raise DataError(f"{path}:{number}: expected 'label<TAB>text', got {line[:60]!r}")
+        texts.append(split(text))
+        labels.append(label.strip())
     if not texts:
         raise DataError(f"{path} holds no labelled texts")
     return LabelledTexts(texts, labels)
@@ -136,16 +155,18 @@ def read_columns(
     label_column: str = "label",
     lowercase: bool = True,
     tokenizer: str = LEGACY_TOKENIZER,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    max_line_chars: int = MAX_LINE_CHARS,
 ) -> LabelledTexts:
     """A CSV (or, for .tsv, tab-separated) file with a header naming its columns."""
     path, split = Path(path), text_splitter(lowercase=lowercase, tokenizer=tokenizer)
     delimiter = "\t" if ".tsv" in path.suffixes else ","
-    with _open(path) as handle:
-        reader = csv.DictReader(handle, delimiter=delimiter)
-        missing = [c for c in (text_column, label_column) if c not in (reader.fieldnames or [])]
-        if missing:
-            raise DataError(f"{path}: no column {missing}; its header has {reader.fieldnames}")
-        rows = list(reader)
+    reader = csv.DictReader(_rows(path, encoding, errors, max_line_chars), delimiter=delimiter)
+    missing = [c for c in (text_column, label_column) if c not in (reader.fieldnames or [])]
+    if missing:
+        raise DataError(f"{path}: no column {missing}; its header has {reader.fieldnames}")
+    rows = list(reader)
     if not rows:
         raise DataError(f"{path} holds no rows")
     return LabelledTexts(
@@ -154,17 +175,25 @@ def read_columns(
     )
 
 
-def read_movie_reviews(path: str | Path, *, lowercase: bool = True, tokenizer: str = LEGACY_TOKENIZER) -> LabelledTexts:
+def read_movie_reviews(
+    path: str | Path,
+    *,
+    lowercase: bool = True,
+    tokenizer: str = LEGACY_TOKENIZER,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    max_line_chars: int = MAX_LINE_CHARS,
+) -> LabelledTexts:
     """Movie-review sentences (``id<TAB>score<TAB>text``): label = sign of the score; zeros dropped."""
     path, split = Path(path), text_splitter(lowercase=lowercase, tokenizer=tokenizer)
     texts, labels = [], []
-    with _open(path) as handle:
-        for row in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
-            score = float(row["sentiment"])
-            if score == 0:
-                continue
-            texts.append(split(row["text"]))
-            labels.append("positive" if score > 0 else "negative")
+    rows = _rows(path, encoding, errors, max_line_chars)
+    for row in csv.DictReader(rows, delimiter="\t", quoting=csv.QUOTE_NONE):
+        score = float(row["sentiment"])
+        if score == 0:
+            continue
+        texts.append(split(row["text"]))
+        labels.append("positive" if score > 0 else "negative")
     if not texts:
         raise DataError(f"{path} holds no scored sentences")
     return LabelledTexts(texts, labels)
@@ -174,14 +203,15 @@ TREC_COARSE = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 
 
 def read_trec(
-    path: str | Path, *, lowercase: bool = False, tokenizer: str = LEGACY_TOKENIZER
+    path: str | Path, *, lowercase: bool = False, tokenizer: str = LEGACY_TOKENIZER, encoding: str = "utf-8"
 ) -> tuple[LabelledTexts, LabelledTexts]:
     """TREC questions (``,label-coarse,label-fine,text``): the standard 5,452 training and last 500 test.
 
     Coarse labels are kept as their column's numbers; questions keep their case by default
     (Kim's setup for TREC).
     """
-    data = read_columns(path, text_column="text", label_column="label-coarse", lowercase=lowercase, tokenizer=tokenizer)
+    columns = {"text_column": "text", "label_column": "label-coarse"}
+    data = read_columns(path, **columns, lowercase=lowercase, tokenizer=tokenizer, encoding=encoding)
     if len(data) != 5952:
         raise DataError(f"{path}: expected 5,952 questions (5,452 train + 500 test), got {len(data)}")
     return data.subset(range(5452)), data.subset(range(5452, 5952))

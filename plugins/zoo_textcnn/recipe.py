@@ -13,7 +13,7 @@ import numpy as np
 import zoo
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
-from zoo.recipes import add_common_arguments
+from zoo.recipes import add_common_arguments, add_encoding_argument
 from zoo.selection import KeepBest, StopTraining
 from zoo_textcnn.data import (
     LEGACY_TOKENIZER,
@@ -30,9 +30,15 @@ __all__ = ["TextCNNRecipe", "accuracy", "fit", "read_data", "recipe"]
 
 
 def read_data(
-    path: Path, *, text_column: str | None, label_column: str | None, lowercase: bool, tokenizer: str = LEGACY_TOKENIZER
+    path: Path,
+    *,
+    text_column: str | None,
+    label_column: str | None,
+    lowercase: bool,
+    tokenizer: str = LEGACY_TOKENIZER,
+    encoding: str = "utf-8",
 ) -> LabelledTexts:
-    """``label<TAB>text`` lines, or a CSV/TSV with a header when columns are named."""
+    """``label<TAB>text`` lines, or a CSV/TSV with a header when columns are named (decoded with `encoding`)."""
     if text_column or label_column:
         return read_columns(
             path,
@@ -40,8 +46,9 @@ def read_data(
             label_column=label_column or "label",
             lowercase=lowercase,
             tokenizer=tokenizer,
+            encoding=encoding,
         )
-    return read_label_text(path, lowercase=lowercase, tokenizer=tokenizer)
+    return read_label_text(path, lowercase=lowercase, tokenizer=tokenizer, encoding=encoding)
 
 
 def accuracy(model: Any, data: LabelledTexts) -> float:
@@ -146,6 +153,7 @@ class TextCNNRecipe:
         parser.add_argument("--data", type=Path, required=True, help="label<TAB>text lines, or a CSV with a header")
         parser.add_argument("--text-column", help="for a CSV/TSV with a header: the text column")
         parser.add_argument("--label-column", help="for a CSV/TSV with a header: the label column")
+        add_encoding_argument(parser)
         parser.add_argument("--keep-case", action="store_true", help="do not lowercase the text")
         parser.add_argument(
             "--tokenizer", help="how to split the text: kim (the default), words-marks, or any zoo tokeniser"
@@ -171,6 +179,7 @@ class TextCNNRecipe:
             label_column=options.label_column,
             lowercase=not options.keep_case,
             tokenizer=zoo.describe(name, **overrides).params.get("tokenizer", LEGACY_TOKENIZER),
+            encoding=options.encoding,
         )
         order = np.random.default_rng(options.seed).permutation(len(data))
         n_dev = round(len(data) * options.dev_fraction)
@@ -224,6 +233,7 @@ class TextCNNRecipe:
             label_column=options.label_column,
             lowercase=model.spec["lowercase"],
             tokenizer=model.spec.params.get("tokenizer", LEGACY_TOKENIZER),
+            encoding=options.encoding,
         )
         return {"accuracy": accuracy(model, data), "examples": float(len(data))}
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from zoo.cli.tag_cmd import read_inputs
 from zoo.errors import ZooError
 from zoo.files import output_path
+from zoo.recipes import add_encoding_argument
 
 __all__ = ["register"]
 
@@ -18,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", type=Path, help="a .safetensors file saved by zoo (a classifier)")
     p.add_argument("text", nargs="*", help="texts to label (default: --file or standard input)")
     p.add_argument("--file", type=Path, help="one text a line; '-' for standard input")
+    add_encoding_argument(p)
     p.add_argument("--probabilities", action="store_true", help="print every label's probability")
     p.add_argument("--output", type=output_path, help="write the labels here instead of standard output")
     p.set_defaults(run=run)

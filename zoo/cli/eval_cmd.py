@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from zoo.errors import UnknownNameError
+from zoo.recipes import add_encoding_argument
 
 __all__ = ["register"]
 
@@ -33,6 +34,7 @@ def eval_parser(prog: str, recipe: object) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="Score a saved model on held-out data.")
     parser.add_argument("--data", type=Path, required=True, help="the evaluation data file")
     parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    add_encoding_argument(parser)
     add_arguments = getattr(recipe, "add_eval_arguments", None)
     if add_arguments is not None:
         add_arguments(parser)

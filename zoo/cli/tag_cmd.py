@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from zoo.data.textfile import decode_bytes, read_lines
 from zoo.errors import DataError, ZooError
 from zoo.files import output_path
+from zoo.recipes import add_encoding_argument
 
 __all__ = ["read_inputs", "register"]
 
@@ -17,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", type=Path, help="a .safetensors file saved by zoo (a tagger)")
     p.add_argument("text", nargs="*", help="sentences, tokens split at spaces (default: --file or standard input)")
     p.add_argument("--file", type=Path, help="one sentence a line; '-' for standard input")
+    add_encoding_argument(p)
     p.add_argument(
         "--format", choices=["slash", "conll"], default="slash", help="word/TAG lines, or token<TAB>tag columns"
     )
@@ -30,12 +33,13 @@ def read_inputs(args: argparse.Namespace) -> list[str]:
         raise DataError("give texts or --file, not both")
     if args.text:
         return list(args.text)
+    encoding = getattr(args, "encoding", "utf-8")
     if args.file is None or str(args.file) == "-":
-        lines = sys.stdin.read().splitlines()
+        stdin = getattr(sys.stdin, "buffer", None)
+        text = sys.stdin.read() if stdin is None else decode_bytes(stdin.read(), encoding=encoding, name="stdin")
+        lines = text.splitlines()
     else:
-        if not args.file.is_file():
-            raise DataError(f"no such file: {args.file}")
-        lines = args.file.read_text(encoding="utf-8").splitlines()
+        lines = [line for _, line in read_lines(args.file, encoding=encoding, what="input file")]
     return [line for line in lines if line.strip()]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from zoo.cli.tag_cmd import read_inputs
 from zoo.errors import DataError, ZooError
 from zoo.files import output_path
+from zoo.recipes import add_encoding_argument
 
 __all__ = ["add_decode_arguments", "decode_options", "register"]
 
@@ -19,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", type=Path, help="a .safetensors file saved by zoo")
     p.add_argument("text", nargs="*", help="sentences to translate (default: --file or standard input)")
     p.add_argument("--file", type=Path, help="one sentence a line; '-' for standard input")
+    add_encoding_argument(p)
     p.add_argument("--output", type=output_path, help="write translations here instead of standard output")
     p.add_argument("--replace-unk", action="store_true", help="copy the most attended source word for <unk>")
     add_decode_arguments(p)

@@ -90,6 +90,8 @@ def cooccurrence_matrix(
     symmetric: bool = True,
     tokenizer: str | Tokenizer | None = None,
     block_tokens: int = 1 << 20,
+    encoding: str = "utf-8",
+    errors: str = "strict",
 ) -> sp.csr_matrix:
     """Count weighted co-occurrences of vocabulary words, streaming over `source`.
 
@@ -101,13 +103,14 @@ def cooccurrence_matrix(
     - `symmetric`: count contexts on both sides (else only words to the left,
       i.e. ``X[i, j]`` for j before i).
     - `block_tokens`: tokens reduced together (memory per block ~ 50 bytes × window × block).
+    - `encoding`, `errors`: how corpus files are decoded (see `zoo.data.corpus.iter_lines`).
 
     **Returns:** ``[V, V]`` float64 CSR matrix, rows = words, columns = contexts.
     """
     weights = distance_weights(window, weighting)
     size = len(vocab)
     total = sp.csr_matrix((size, size), dtype=np.float64)
-    for ids, sentence in _blocks(iter_ids(source, vocab, tokenizer), block_tokens):
+    for ids, sentence in _blocks(iter_ids(source, vocab, tokenizer, encoding=encoding, errors=errors), block_tokens):
         total = total + _block_matrix(ids, sentence, weights, size, symmetric)
     total.sum_duplicates()
     return total

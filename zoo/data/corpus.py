@@ -5,6 +5,8 @@ gzip, detected from the file's first bytes, not its name), so a corpus larger
 than memory works and memory grows with the vocabulary, never with the corpus.
 A line is a sentence; a line longer than `MAX_LINE_CHARS` (a corpus with no
 newlines at all, like text8) is cut at whitespace into pieces of about that size.
+Files are read through `zoo.data.textfile`: strict UTF-8 by default (give
+`encoding` and `errors` for other files), binary and truncated files refused.
 
 The word pipeline every embedder shares::
 
@@ -16,16 +18,14 @@ The word pipeline every embedder shares::
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
 
 import numpy as np
 
+from zoo.data.textfile import MAX_LINE_CHARS, open_text
 from zoo.data.tokenize import Tokenizer, get_tokenizer
 from zoo.data.vocab import SPECIALS, Vocab
 from zoo.errors import DataError
@@ -41,25 +41,8 @@ __all__ = [
     "open_text",
 ]
 
-MAX_LINE_CHARS = 1 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
-
 Corpus = str | os.PathLike | Sequence[str | os.PathLike]
 """One corpus file, or several read one after the other."""
-
-
-def open_text(path: str | os.PathLike) -> TextIO:
-    """Open a UTF-8 text file for reading, gunzipping it if it is gzip (by its magic bytes).
-
-    Undecodable bytes become U+FFFD instead of failing halfway through a corpus.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"no corpus file at {path}")
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == _GZIP_MAGIC
-    raw = gzip.open(path, "rb") if gzipped else open(path, "rb")  # noqa: SIM115 (the caller closes it)
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
 
 
 def _paths(corpus: Corpus) -> list[Path]:
@@ -71,16 +54,21 @@ def _paths(corpus: Corpus) -> list[Path]:
     return paths
 
 
-def iter_lines(corpus: Corpus, *, max_chars: int = MAX_LINE_CHARS) -> Iterator[str]:
+def iter_lines(
+    corpus: Corpus, *, max_chars: int = MAX_LINE_CHARS, encoding: str = "utf-8", errors: str = "strict"
+) -> Iterator[str]:
     """Yield the lines of one or several files, without their line ends.
 
     A line longer than `max_chars` is yielded in pieces cut at whitespace (each
-    shorter than ``2 * max_chars``), so memory stays bounded on a corpus without newlines.
+    shorter than ``2 * max_chars``; a single token up to ``4 * max_chars``), so
+    memory stays bounded on a corpus without newlines. `encoding` and `errors`
+    decode the files (see `zoo.data.textfile`): undecodable or binary input is a
+    `DataError` naming the file, line and byte offset.
     """
     for path in _paths(corpus):
-        with open_text(path) as handle:
+        with open_text(path, encoding=encoding, errors=errors, max_chars=max_chars, what="corpus file") as text:
             carry = ""
-            while piece := handle.readline(max_chars):
+            for piece in text.pieces():
                 if piece.endswith("\n"):
                     yield (carry + piece).rstrip("\r\n")
                     carry = ""
@@ -99,7 +87,9 @@ def iter_lines(corpus: Corpus, *, max_chars: int = MAX_LINE_CHARS) -> Iterator[s
                 yield carry
 
 
-def iter_sentences(corpus: Corpus, tokenizer: str | Tokenizer | None = None) -> Iterator[list[str]]:
+def iter_sentences(
+    corpus: Corpus, tokenizer: str | Tokenizer | None = None, *, encoding: str = "utf-8", errors: str = "strict"
+) -> Iterator[list[str]]:
     """Yield the tokens of each non-empty line of `corpus` (one file or several).
 
     **Arguments:**
@@ -107,13 +97,14 @@ def iter_sentences(corpus: Corpus, tokenizer: str | Tokenizer | None = None) -> 
     - `corpus`: a path (plain text or gzip) or a sequence of paths.
     - `tokenizer`: a name (``"words"``, the default; see `zoo.data.tokenize`), a
       tokeniser a plugin registered, or any callable ``str -> list[str]``.
+    - `encoding`, `errors`: how the files are decoded (as in `iter_lines`).
 
     **Returns:** an iterator of token lists; lines without tokens are skipped.
     Each call reads the files anew, so the result can be iterated once per epoch
     by calling again.
     """
     tokenize = get_tokenizer(tokenizer)
-    for line in iter_lines(corpus):
+    for line in iter_lines(corpus, encoding=encoding, errors=errors):
         tokens = tokenize(line)
         if tokens:
             yield tokens
@@ -126,24 +117,32 @@ def _is_corpus(source: object) -> bool:
     return isinstance(source, list | tuple) and bool(source) and isinstance(source[0], str | os.PathLike)
 
 
-def _sentences(source: Corpus | Iterable[Sequence[str]], tokenizer: str | Tokenizer | None) -> Iterable[Sequence[str]]:
+def _sentences(
+    source: Corpus | Iterable[Sequence[str]], tokenizer: str | Tokenizer | None, encoding: str, errors: str
+) -> Iterable[Sequence[str]]:
     if _is_corpus(source):
-        return iter_sentences(source, tokenizer)
+        return iter_sentences(source, tokenizer, encoding=encoding, errors=errors)
     if tokenizer is not None:
         raise DataError("a tokenizer applies to corpus files; these sentences are already tokenised")
     return source
 
 
-def count_tokens(source: Corpus | Iterable[Sequence[str]], tokenizer: str | Tokenizer | None = None) -> Counter[str]:
+def count_tokens(
+    source: Corpus | Iterable[Sequence[str]],
+    tokenizer: str | Tokenizer | None = None,
+    *,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+) -> Counter[str]:
     """Count every token in one pass.
 
-    `source` is a corpus path or a list of paths (tokenised with `tokenizer`),
-    or an iterable of token sequences. Keys keep the order of first appearance, which
-    `build_word_vocab` uses to break frequency ties; ``counts.total()`` is the
-    corpus size in tokens.
+    `source` is a corpus path or a list of paths (tokenised with `tokenizer`,
+    decoded with `encoding` and `errors`), or an iterable of token sequences.
+    Keys keep the order of first appearance, which `build_word_vocab` uses to
+    break frequency ties; ``counts.total()`` is the corpus size in tokens.
     """
     counts: Counter[str] = Counter()
-    for sentence in _sentences(source, tokenizer):
+    for sentence in _sentences(source, tokenizer, encoding, errors):
         counts.update(sentence)
     return counts
 
@@ -188,13 +187,16 @@ def iter_ids(
     source: Corpus | Iterable[Sequence[str]],
     vocab: Vocab,
     tokenizer: str | Tokenizer | None = None,
+    *,
+    encoding: str = "utf-8",
+    errors: str = "strict",
 ) -> Iterator[np.ndarray]:
     """Yield each sentence as an int32 array of vocabulary ids, dropping unknown words.
 
-    Sentences left empty are skipped. `source` is as in `count_tokens`.
+    Sentences left empty are skipped. `source`, `encoding` and `errors` are as in `count_tokens`.
     """
     index = vocab.index
-    for sentence in _sentences(source, tokenizer):
+    for sentence in _sentences(source, tokenizer, encoding, errors):
         ids = [i for i in map(index.get, sentence) if i is not None]
         if ids:
             yield np.fromiter(ids, dtype=np.int32, count=len(ids))

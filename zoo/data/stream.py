@@ -10,12 +10,12 @@ across batches reads every row as one unbroken sequence.
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from zoo.data.textfile import open_text
 from zoo.data.vocab import SPECIALS, Vocab
 from zoo.errors import DataError
 
@@ -32,14 +32,11 @@ def _check_level(level: str) -> None:
         raise DataError(f"level must be one of {list(LEVELS)}, got {level!r}")
 
 
-def read_text(path: str | Path) -> str:
-    """The whole of a UTF-8 text file, plain or ``.gz``."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"no text file at {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return handle.read()
+def read_text(path: str | Path, *, encoding: str = "utf-8", errors: str = "strict") -> str:
+    """The whole of a text file, plain or gzip, decoded with `encoding` and `errors`
+    (see `zoo.data.textfile`: undecodable, binary or truncated files are a `DataError`)."""
+    with open_text(path, encoding=encoding, errors=errors) as text:
+        return "".join(text.pieces())
 
 
 def split_text(text: str, level: str, *, eos: str = SPECIALS["eos"]) -> list[str]:
@@ -56,9 +53,9 @@ def split_text(text: str, level: str, *, eos: str = SPECIALS["eos"]) -> list[str
     return tokens
 
 
-def read_tokens(path: str | Path, level: str) -> list[str]:
-    """`split_text` of a file; a `DataError` if it holds no tokens."""
-    tokens = split_text(read_text(path), level)
+def read_tokens(path: str | Path, level: str, *, encoding: str = "utf-8", errors: str = "strict") -> list[str]:
+    """`split_text` of a file (decoded as in `read_text`); a `DataError` if it holds no tokens."""
+    tokens = split_text(read_text(path, encoding=encoding, errors=errors), level)
     if not tokens:
         raise DataError(f"{path} holds no text")
     return tokens

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from zoo.data.textfile import read_lines
 from zoo.errors import DataError
 from zoo.eval.datasets import dataset_path
 from zoo.eval.similarity import lookup_table
@@ -103,20 +104,19 @@ def read_analogies(path: str | os.PathLike) -> list[tuple[str, list[Question]]]:
     """``[(section name, [(a, b, c, d), ...]), ...]`` from a Google-format file (or ``"google"``)."""
     path = dataset_path(path)
     sections: list[tuple[str, list[Question]]] = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            if line.startswith(":"):
-                sections.append((line[1:].strip(), []))
-                continue
-            words = line.split()
-            if len(words) != 4:
-                raise DataError(f"{path}:{number}: expected four words 'a b c d', got {line!r}")
-            if not sections:
-                raise DataError(f"{path}:{number}: a question before the first ': section' header")
-            sections[-1][1].append((words[0], words[1], words[2], words[3]))
+    for number, line in read_lines(path, what="analogy file"):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(":"):
+            sections.append((line[1:].strip(), []))
+            continue
+        words = line.split()
+        if len(words) != 4:
+            raise DataError(f"{path}:{number}: expected four words 'a b c d', got {line!r}")
+        if not sections:
+            raise DataError(f"{path}:{number}: a question before the first ': section' header")
+        sections[-1][1].append((words[0], words[1], words[2], words[3]))
     return sections
 
 

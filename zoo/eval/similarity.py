@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from zoo.data.textfile import read_lines
 from zoo.errors import DataError
 from zoo.eval.datasets import dataset_path
 
@@ -79,17 +80,16 @@ def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t") -> list[tupl
     """``(word1, word2, score)`` per line of a pairs file (or shipped set name); ``#`` lines skipped."""
     path = dataset_path(path)
     pairs = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            fields = line.rstrip("\r\n").split(delimiter)
-            try:
-                pairs.append((fields[0], fields[1], float(fields[2])))
-            except (IndexError, ValueError) as error:
-                raise DataError(
-                    f"{path}:{number}: expected 'word1{delimiter!r}word2{delimiter!r}score', got {line.strip()!r}"
-                ) from error
+    for number, line in read_lines(path, what="word-pairs file"):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.rstrip("\r").split(delimiter)
+        try:
+            pairs.append((fields[0], fields[1], float(fields[2])))
+        except (IndexError, ValueError) as error:
+            raise DataError(
+                f"{path}:{number}: expected 'word1{delimiter!r}word2{delimiter!r}score', got {line.strip()!r}"
+            ) from error
     return pairs
 
 

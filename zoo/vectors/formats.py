@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -28,6 +29,9 @@ from zoo.errors import DataError
 __all__ = ["detect_binary", "read_word2vec", "write_word2vec"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_HEADER_BYTES = 256  # "<count> <dim>\n" is far shorter: a longer first line is not a header
+_CORRUPT = (EOFError, zlib.error, gzip.BadGzipFile)
+_MAX_WORD_BYTES = 1 << 16
 
 
 def _open_read(path: Path) -> BinaryIO:
@@ -75,9 +79,12 @@ def detect_binary(path: str | os.PathLike) -> bool:
     """Guess whether a word2vec file (with a header) is binary: its first record is
     not a text line of exactly `dim` numbers."""
     with _open_read(Path(path)) as handle:
-        header = handle.readline()
-        dim = _parse_header(header, Path(path))[1]
-        start = handle.read(64 + 40 * dim)
+        try:
+            header = handle.readline(_HEADER_BYTES)
+            dim = _parse_header(header, Path(path))[1]
+            start = handle.read(64 + 40 * dim)
+        except _CORRUPT as error:
+            raise _corrupt(Path(path), error) from None
     line = start.split(b"\n", 1)[0]
     try:
         fields = line.decode("utf-8").rstrip().split(" ")
@@ -122,10 +129,13 @@ def read_word2vec(
     if binary is None:
         binary = detect_binary(path)
     with _open_read(path) as handle:
-        count, dim = _parse_header(handle.readline(), path)
-        count = count if limit is None else min(count, limit)
-        read = _read_binary if binary else _read_text
-        words, vectors = read(handle, count, dim, path, encoding, unicode_errors)
+        try:
+            count, dim = _parse_header(handle.readline(_HEADER_BYTES), path)
+            count = count if limit is None else min(count, limit)
+            read = _read_binary if binary else _read_text
+            words, vectors = read(handle, count, dim, path, encoding, unicode_errors)
+        except _CORRUPT as error:
+            raise _corrupt(path, error) from None
     seen: dict[str, int] = {}
     for i, word in enumerate(words):
         seen.setdefault(word, i)
@@ -135,14 +145,37 @@ def read_word2vec(
     return words, vectors
 
 
+def _corrupt(path: Path, error: BaseException) -> DataError:
+    return DataError(
+        f"{path}: the gzip stream is truncated or corrupt ({error}); "
+        "the file was probably cut short while downloading or copying: fetch or compress it again"
+    )
+
+
+def _decode(raw: bytes, path: Path, row: int, encoding: str, unicode_errors: str) -> str:
+    try:
+        return raw.decode(encoding, errors=unicode_errors)
+    except UnicodeDecodeError as error:
+        raise DataError(
+            f"{path}: vector {row}: byte {raw[error.start : error.end][:4].hex(' ')} is not valid {encoding} "
+            f"({error.reason}); pass the file's encoding (encoding='latin-1', say), or unicode_errors='replace' "
+            "for words cut inside a multibyte character"
+        ) from None
+
+
 def _read_text(handle, count, dim, path, encoding, unicode_errors):
     words = []
     vectors = np.empty((count, dim), dtype=np.float32)
+    longest = 1024 + 64 * dim  # bytes: a word and dim numbers; a longer line is not a vector
     for row in range(count):
-        line = handle.readline()
+        line = handle.readline(longest)
         if not line:
             raise DataError(f"{path}: the header promises {count} vectors but the file ends after {row}")
-        fields = line.decode(encoding, errors=unicode_errors).rstrip().split(" ")
+        if len(line) == longest and not line.endswith(b"\n"):
+            raise DataError(
+                f"{path}: vector {row} is on a line longer than {longest} bytes; expected 'word' + {dim} numbers"
+            )
+        fields = _decode(line, path, row, encoding, unicode_errors).rstrip().split(" ")
         if len(fields) != dim + 1:
             raise DataError(f"{path}: vector {row} ({fields[0]!r}) has {len(fields) - 1} values, expected {dim}")
         words.append(fields[0])
@@ -165,11 +198,13 @@ def _read_binary(handle, count, dim, path, encoding, unicode_errors):
 
     for row in range(count):
         while (space := buffer.find(b" ", pos)) < 0:
+            if len(buffer) - pos > _MAX_WORD_BYTES:
+                raise DataError(f"{path}: word {row} is longer than {_MAX_WORD_BYTES} bytes: not a word2vec file?")
             refill(row, "word")
         while len(buffer) < space + 1 + width:
             space -= pos  # refill drops the consumed prefix
             refill(row, "vector")
-        word = buffer[pos:space].decode(encoding, errors=unicode_errors).lstrip("\n")
+        word = _decode(buffer[pos:space], path, row, encoding, unicode_errors).lstrip("\n")
         vectors[row] = np.frombuffer(buffer, dtype="<f4", count=dim, offset=space + 1)
         words.append(word)
         pos = space + 1 + width
