@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import zoo
+from zoo.errors import TrainingDiverged
 from zoo.vectors import KeyedVectors
 from zoo_fasttext.ngrams import fnv1a, fnv1a_many, ngram_buckets, ngrams, subword_table
 from zoo_word2vec.backends import numba_available
@@ -111,3 +112,11 @@ def test_oov_vectors_survive_save_and_load(corpus, tmp_path):
     loaded = zoo.load(zoo.save(model, tmp_path / "ft.safetensors"))
     np.testing.assert_array_equal(loaded.oov_vector("walkers"), model.oov_vector("walkers"))
     np.testing.assert_array_equal(np.asarray(loaded.vectors()), np.asarray(model.vectors()))
+
+
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "jax"])
+def test_a_diverging_run_stops_with_training_diverged(corpus, backend):
+    sentences, vocab = corpus
+    model = zoo.build("fasttext", vocab=vocab, key=jax.random.key(0), embedding_size=8, buckets=500, alpha=1e30)
+    with pytest.raises(TrainingDiverged, match=r"the loss became NaN or infinite in epoch 1 .*alpha=1e\+30"):
+        fit(model, sentences[:300], backend=backend, threads=1, progress=False, job_words=2000)

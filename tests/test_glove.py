@@ -12,6 +12,7 @@ import zoo
 from zoo.cli.main import main
 from zoo.data.cooccurrence import cooccurrence_matrix
 from zoo.data.corpus import build_word_vocab, count_tokens
+from zoo.errors import TrainingDiverged
 from zoo.vectors import KeyedVectors
 from zoo_glove.model import glove_weight
 from zoo_glove.train import entries_from_matrix, fit_glove
@@ -88,3 +89,14 @@ def test_recipe_trains_from_the_command_line(tmp_path):
     model = zoo.load(out)
     assert model.spec.params["embedding_size"] == 6 and model.spec.params["x_max"] == 20.0
     assert model.spec.params["window"] == 2 and len(model.vocabs["words"]) == 48
+
+
+def test_a_diverging_fit_stops_with_training_diverged(topics):
+    vocab, counts = topics
+    model = zoo.build("glove", key=jax.random.key(0), vocab=vocab, embedding_size=4, x_max=10.0)
+    entries = entries_from_matrix(counts, x_max=10.0, alpha=0.75)
+    with pytest.raises(TrainingDiverged, match=r"GloVe: the cost became NaN or infinite in epoch 1.*\(inf: "):
+        fit_glove(model, entries, epochs=2, batch_size=256, learning_rate=float("inf"), key=jax.random.key(1))
+    bad = entries._replace(log_counts=entries.log_counts.at[5].set(jnp.nan))  # a bad value in the data
+    with pytest.raises(TrainingDiverged, match="check the data for bad values"):
+        fit_glove(model, bad, epochs=2, batch_size=256, key=jax.random.key(1))

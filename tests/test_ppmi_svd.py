@@ -107,3 +107,11 @@ def test_recipe_trains_from_the_command_line(tmp_path):
     assert KeyedVectors.load(out).most_similar("lang3", topn=1)[0][0] in {"city3", "food3", "lang3"} | {
         f"lang{i}" for i in range(8)
     }
+
+
+def test_counts_that_are_not_finite_are_refused(countries):
+    vocab, counts = countries
+    bad = counts.copy()
+    bad.data[3] = np.nan
+    with pytest.raises(DataError, match="NaN or infinite"):
+        fit(vocab, bad)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import numpy as np
 import pytest
 
 import zoo
-from zoo.errors import DataError
+from zoo.errors import DataError, TrainingDiverged
 from zoo.vectors import KeyedVectors
 from zoo_word2vec.backends import SamplingTables, numba_available
-from zoo_word2vec.fit import build_vocab, fit
+from zoo_word2vec.fit import all_finite, build_vocab, fit
 from zoo_word2vec.jax_step import draw_noise, window_blocks
 from zoo_word2vec.sampling import alias_table, keep_probabilities, noise_distribution
 from zoo_word2vec.stream import EncodedCorpus
@@ -328,3 +329,36 @@ def test_zoo_train_writes_a_model_that_loads_and_answers(tmp_path, capsys):
     assert model.spec.name == "word2vec-cbow" and model.spec["window"] == 3 and model.spec["epochs"] == 2
     assert model.vectors().shape == (len(model.vocabs["words"]), 12)
     assert len(KeyedVectors.load(out).most_similar("cat", topn=3)) == 3
+
+
+# -- divergence ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arch", ["word2vec-skipgram", "word2vec-cbow"])
+@pytest.mark.parametrize(
+    ("backend", "threads"),
+    [pytest.param("numba", 1, marks=needs_numba), pytest.param("numba", 2, marks=needs_numba), ("jax", 1)],
+)
+def test_a_diverging_run_stops_with_training_diverged(toy, arch, backend, threads):
+    with pytest.raises(TrainingDiverged, match=r"the loss became NaN or infinite in epoch 1 .*alpha=1e\+30"):
+        train_toy(toy, arch, backend, threads=threads, alpha=1e30, epochs=2)
+    model, _ = train_toy(toy, arch, backend, threads=threads, alpha=0.025, epochs=1)  # the same run, tamed
+    assert all_finite(model)
+
+
+def test_all_finite_sees_one_bad_value(toy):
+    model = zoo.build("word2vec-skipgram", vocab=toy[1], key=jax.random.key(0), embedding_size=4)
+    assert all_finite(model)
+    assert not all_finite(eqx.tree_at(lambda m: m.output, model, model.output.at[3, 1].set(np.inf)))
+
+
+def test_zoo_train_writes_nothing_when_training_diverges(tmp_path, capsys):
+    from zoo.cli.main import main
+
+    corpus = tmp_path / "toy.txt"
+    corpus.write_text("\n".join(" ".join(s) for s in toy_sentences(300)) + "\n")
+    out = tmp_path / "diverged.safetensors"
+    args = ["train", "word2vec-skipgram", "--corpus", str(corpus), "--out", str(out), "--dim", "8", "--min-count", "1"]
+    assert main([*args, "--alpha", "1e30", "--epochs", "1", "--quiet"]) == 2
+    assert "the loss became NaN or infinite" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [corpus]

@@ -144,7 +144,8 @@ def fit_glove(
     - `key`: shuffling randomness (epoch e uses ``fold_in(key, e)``).
     - `callback(epoch, cost, entries_per_s)`: called after each epoch.
 
-    Raises `TrainingDiverged` if the cost becomes NaN or infinite.
+    Raises `TrainingDiverged` if the cost (checked after each epoch) or the trained
+    vectors become NaN or infinite.
     """
     tables = _extended(model)  # fresh buffers: each epoch donates them
     batch_size = min(batch_size, int(entries.rows.shape[0]))
@@ -155,14 +156,22 @@ def fit_glove(
         cost = float(cost)
         rate = entries.rows.shape[0] / max(time.perf_counter() - start, 1e-9)
         if not np.isfinite(cost):
-            raise TrainingDiverged(
-                f"GloVe's cost became {cost} in epoch {epoch + 1}; lower the learning rate ({learning_rate})"
-            )
+            raise _diverged("the cost", f"in epoch {epoch + 1}", learning_rate)
         history.append({"epoch": epoch + 1, "cost": cost, "entries_per_s": rate})
         if callback is not None:
             callback(epoch + 1, cost, rate)
     word, context = tables
     dim = model.embedding_size
     fitted = (word[:, :dim], context[:, :dim], word[:, dim], context[:, dim + 1])
+    if not all(bool(jnp.all(jnp.isfinite(a))) for a in fitted):
+        raise _diverged("the trained vectors", f"after {epochs} epoch(s)", learning_rate)
     trained = eqx.tree_at(lambda m: (m.word, m.context, m.word_bias, m.context_bias), model, fitted)
     return trained, history
+
+
+def _diverged(what: str, where: str, learning_rate: float) -> TrainingDiverged:
+    return TrainingDiverged(
+        f"GloVe: {what} became NaN or infinite {where}; training stopped and nothing was returned or saved. "
+        f"Lower the learning rate ({learning_rate:g}: learning_rate=... in fit_glove, --lr in zoo train), "
+        "or check the data for bad values."
+    )

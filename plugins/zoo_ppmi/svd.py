@@ -9,7 +9,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from zoo.data.cooccurrence import pmi_matrix
-from zoo.errors import DataError
+from zoo.errors import DataError, TrainingDiverged
 from zoo_ppmi.model import PPMISVD
 
 __all__ = ["SOLVERS", "fit_ppmi_svd", "randomized_svd", "truncated_svd"]
@@ -63,16 +63,26 @@ def truncated_svd(
 
 
 def fit_ppmi_svd(model: PPMISVD, counts: sp.spmatrix, *, solver: str = "arpack", seed: int = 0) -> PPMISVD:
-    """Set `model`'s factors from co-occurrence `counts` ``[V, V]`` (per its hyperparameters)."""
+    """Set `model`'s factors from co-occurrence `counts` ``[V, V]`` (per its hyperparameters).
+
+    Raises `TrainingDiverged` if the factors are not finite (nothing is returned then)."""
     p = model.spec.params
     if counts.shape != (model.num_embeddings, model.num_embeddings):
         raise DataError(f"counts of shape {counts.shape} for a vocabulary of {model.num_embeddings}")
+    if not np.isfinite(sp.csr_matrix(counts).data).all():
+        raise DataError("the co-occurrence counts hold NaN or infinite values; count them again (cooccurrence_matrix)")
     matrix = pmi_matrix(counts, cds=p["cds"], shift=p["shift"], positive=True)
     if matrix.nnz == 0:
         raise DataError("the shifted PPMI matrix is empty: lower `shift` or use a larger corpus")
     left, values, right = truncated_svd(matrix, model.embedding_size, solver=solver, seed=seed)
     word = left * values ** p["eig"]
     context = right.T * values ** (1.0 - p["eig"])
+    if not (np.isfinite(word).all() and np.isfinite(context).all()):
+        raise TrainingDiverged(
+            f"PPMI-SVD: the factors became NaN or infinite (singular values {values.min():g} .. {values.max():g}, "
+            f"eig={p['eig']}); nothing was returned or saved. Use eig in [0, 1], a smaller rank (embedding_size), "
+            "or check the counts for bad values."
+        )
     return eqx.tree_at(
         lambda m: (m.word, m.context), model, (jnp.asarray(word, jnp.float32), jnp.asarray(context, jnp.float32))
     )

@@ -14,13 +14,17 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
 from zoo.data.corpus import build_word_vocab, count_tokens
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError
 from zoo_word2vec.backends import SamplingTables, choose_backend
-from zoo_word2vec.training import Corpus, TrainStats, encode_corpus, run_epochs
+from zoo_word2vec.training import Corpus, TrainStats, diverged, encode_corpus, run_epochs
 
-__all__ = ["build_vocab", "default_threads", "fit"]
+__all__ = ["all_finite", "build_vocab", "default_threads", "fit"]
 
 
 def default_threads() -> int:
@@ -31,9 +35,18 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def build_vocab(corpus: Corpus, *, min_count: int = 5, max_vocab: int | None = None, tokenizer: Any = None) -> Vocab:
+def build_vocab(
+    corpus: Corpus,
+    *,
+    min_count: int = 5,
+    max_vocab: int | None = None,
+    tokenizer: Any = None,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+) -> Vocab:
     """Count the words of `corpus` (paths or token lists) and keep the frequent ones, most frequent first."""
-    return build_word_vocab(count_tokens(corpus, tokenizer), min_count=min_count, max_vocab=max_vocab)
+    counts = count_tokens(corpus, tokenizer, encoding=encoding, errors=errors)
+    return build_word_vocab(counts, min_count=min_count, max_vocab=max_vocab)
 
 
 def fit(
@@ -44,6 +57,8 @@ def fit(
     threads: int | None = None,
     seed: int = 0,
     tokenizer: Any = None,
+    encoding: str = "utf-8",
+    errors: str = "strict",
     job_words: int = 10_000,
     progress: bool = True,
     description: str | None = None,
@@ -56,7 +71,8 @@ def fit(
       ``fasttext``); its spec holds the training settings (window, negative,
       sample, alpha, min_alpha, epochs).
     - `corpus`: a text file (plain or .gz), several files, or token lists; it is
-      tokenised once with `tokenizer` into a temporary file of ids.
+      tokenised once with `tokenizer` into a temporary file of ids (files decoded
+      with `encoding` and `errors`, see `zoo.data.corpus.iter_lines`).
     - `backend`: ``"numba"`` (compiled CPU kernels), ``"jax"`` (compiled JAX
       steps, the accelerator path) or ``"auto"``.
     - `threads`: CPU threads for the numba backend (default: all cores). With
@@ -65,6 +81,8 @@ def fit(
     - `job_words`: words per job (one kernel call or one compiled step).
 
     **Returns:** ``(trained model, TrainStats)``; `model` itself is left as it was.
+
+    Raises `TrainingDiverged` if the loss, or any trained parameter, becomes NaN or infinite.
     """
     vocabs = getattr(model, "vocabs", None) or {}
     if "words" not in vocabs or vocabs["words"].counts is None:
@@ -77,7 +95,7 @@ def fit(
     tables = SamplingTables(vocab.counts, p["sample"], p["ns_exponent"])
     runner = model.make_runner(choose_backend(backend), tables, job_words=job_words)
     del model  # the runner trains its own copies: a caller that keeps no reference frees the initial ones
-    with encode_corpus(corpus, vocab, tokenizer) as encoded:
+    with encode_corpus(corpus, vocab, tokenizer, encoding=encoding, errors=errors) as encoded:
         stats = run_epochs(
             runner,
             encoded,
@@ -90,4 +108,13 @@ def fit(
             progress=progress,
             description=description or name,
         )
-    return runner.finish(), stats
+    trained = runner.finish()
+    if not all_finite(trained):
+        raise diverged("the trained vectors", f"after {len(stats.history)} epoch(s)", p["alpha"])
+    return trained, stats
+
+
+def all_finite(model: Any) -> bool:
+    """Whether every floating-point array of `model` holds only finite values (one reduction per array)."""
+    arrays = jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array))
+    return all(bool(jnp.all(jnp.isfinite(a))) for a in arrays)

@@ -59,6 +59,7 @@ class EmbeddingRecipe:
             threads=options.threads,
             seed=options.seed,
             tokenizer=options.tokenizer,
+            encoding=options.encoding,
             progress=not options.quiet,
         )
         last = stats.history[-1]

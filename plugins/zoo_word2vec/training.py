@@ -9,11 +9,15 @@ The learning rate decays linearly from ``alpha`` to ``min_alpha`` over all words
 of all epochs, by each job's position in the corpus (not by wall-clock order),
 and every job draws its randomness from a seed derived from ``(seed, job
 index)``: with one thread, or with the JAX runner, a run is exactly repeatable.
+
+The loss is checked wherever it is reported (every half second and at each
+epoch's end): a NaN or infinite loss stops training with `TrainingDiverged`.
 """
 
 from __future__ import annotations
 
 import collections
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -26,10 +30,10 @@ from tqdm.auto import tqdm
 
 from zoo.data.corpus import iter_ids
 from zoo.data.vocab import Vocab
-from zoo.errors import DataError
+from zoo.errors import DataError, TrainingDiverged
 from zoo_word2vec.stream import EncodedCorpus
 
-__all__ = ["Runner", "TrainStats", "encode_corpus", "job_seed", "run_epochs", "schedule"]
+__all__ = ["Runner", "TrainStats", "diverged", "encode_corpus", "job_seed", "run_epochs", "schedule"]
 
 Corpus = str | os.PathLike | Sequence[str | os.PathLike] | Iterable[Sequence[str]]
 
@@ -71,13 +75,22 @@ class TrainStats:
         return self.words / self.seconds if self.seconds > 0 else 0.0
 
 
-def encode_corpus(corpus: Corpus | EncodedCorpus, vocab: Vocab, tokenizer: Any = None) -> EncodedCorpus:
-    """Tokenise and look up `corpus` once (a path, several paths, or token lists) into an `EncodedCorpus`."""
+def encode_corpus(
+    corpus: Corpus | EncodedCorpus,
+    vocab: Vocab,
+    tokenizer: Any = None,
+    *,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+) -> EncodedCorpus:
+    """Tokenise and look up `corpus` once (a path, several paths, or token lists) into an `EncodedCorpus`;
+    files are decoded with `encoding` and `errors` (see `zoo.data.corpus.iter_lines`)."""
     if isinstance(corpus, EncodedCorpus):
         return corpus
+    text = {"encoding": encoding, "errors": errors}
     if _is_path_list(corpus):
-        return EncodedCorpus.write(ids for path in corpus for ids in iter_ids(path, vocab, tokenizer))
-    return EncodedCorpus.write(iter_ids(corpus, vocab, tokenizer))
+        return EncodedCorpus.write(ids for path in corpus for ids in iter_ids(path, vocab, tokenizer, **text))
+    return EncodedCorpus.write(iter_ids(corpus, vocab, tokenizer, **text))
 
 
 def _is_path_list(corpus: Any) -> bool:
@@ -127,7 +140,7 @@ def run_epochs(
     try:
         for epoch in range(epochs):
             epoch_start = time.perf_counter()
-            tally = _Tally()
+            tally = _Tally(epoch + 1, alpha)
             pending: collections.deque[Future | tuple] = collections.deque()
             for job in corpus.jobs(job_words):
                 words = int(np.count_nonzero(job >= 0))
@@ -163,10 +176,24 @@ def run_epochs(
     return stats
 
 
-class _Tally:
-    """Loss and word counts of an epoch; device values are summed lazily (no sync per job)."""
+def diverged(what: str, where: str, alpha: float) -> TrainingDiverged:
+    """The error that stops an embedder whose `what` became NaN or infinite `where`."""
+    return TrainingDiverged(
+        f"{what} became NaN or infinite {where}; training stopped and nothing was returned or saved. "
+        f"Lower the learning rate (alpha={alpha:g}: alpha=... in zoo.build, --alpha in zoo train), "
+        "or check the data for bad values."
+    )
 
-    def __init__(self) -> None:
+
+class _Tally:
+    """Loss and word counts of an epoch; device values are summed lazily (no sync per job).
+
+    Each time it is shown (every half second, and at the epoch's end) the mean loss is
+    checked: a NaN or infinite loss raises `TrainingDiverged`.
+    """
+
+    def __init__(self, epoch: int, alpha: float) -> None:
+        self.epoch, self.alpha = epoch, alpha
         self.loss: Any = 0.0
         self.count: Any = 0
         self.words = 0
@@ -182,12 +209,16 @@ class _Tally:
             self.show(bar, alpha)
 
     def show(self, bar: tqdm, alpha: float) -> None:
-        """Move the progress bar; with loss and learning rate in its postfix."""
+        """Move the progress bar, with loss and learning rate in its postfix; stop on a non-finite loss."""
         bar.update(self._unshown)
         self._unshown = 0
         self._shown_at = time.perf_counter()
+        loss = self.mean_loss()
+        if not math.isfinite(loss):
+            where = f"in epoch {self.epoch} (after {self.words:,} of its words)"
+            raise diverged("the loss", where, self.alpha)
         if not bar.disable:
-            bar.set_postfix(loss=f"{self.mean_loss():.4f}", lr=f"{alpha:.5f}", refresh=False)
+            bar.set_postfix(loss=f"{loss:.4f}", lr=f"{alpha:.5f}", refresh=False)
 
     def mean_loss(self) -> float:
         return float(self.loss) / max(float(self.count), 1.0)
