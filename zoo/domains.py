@@ -9,7 +9,10 @@ Every entry of a table declares, beside each hyperparameter's default in
 - ``"each [1, inf)"``: a non-empty list whose every element is in the interval;
   ``"list (-inf, inf)"`` admits the empty list too;
 - a TOML array of choices, ``["tanh", "relu"]``;
-- ``"any"``: any value of the default's type (free text, a nested spec).
+- ``"any"``: any value of the default's type (free text, a nested spec);
+- any of these followed by ``" or none"`` also admits None (TOML has no None:
+  only Python callers can pass it), for a parameter whose factory gives None
+  a meaning of its own.
 
 A float hyperparameter without a declared domain must still be finite.
 `parse_domain` reads a declaration; `Domain.check(value, name)` raises
@@ -29,7 +32,7 @@ import numpy as np
 
 from zoo.errors import InvalidParameterError, RegistryError
 
-__all__ = ["ANY", "Choices", "Domain", "Each", "Interval", "argument_type", "check_count", "parse_domain"]
+__all__ = ["ANY", "Choices", "Domain", "Each", "Interval", "OrNone", "argument_type", "check_count", "parse_domain"]
 
 _NUMBER = r"[-+]?(?:inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)"
 _INTERVAL = re.compile(rf"^\s*([\[(])\s*({_NUMBER})\s*,\s*({_NUMBER})\s*([\])])\s*$")
@@ -140,6 +143,22 @@ class Each(Domain):
 
 
 @dataclass(frozen=True)
+class OrNone(Domain):
+    """`inner`, or None."""
+
+    inner: Domain
+
+    def contains(self, value: Any) -> bool:
+        return value is None or self.inner.contains(value)
+
+    def describe(self, kind: str) -> str:
+        return f"{self.inner.describe(kind)}, or None"
+
+    def outside(self) -> list[Any]:
+        return self.inner.outside()
+
+
+@dataclass(frozen=True)
 class Choices(Domain):
     """One of a fixed set of values."""
 
@@ -181,6 +200,8 @@ def parse_domain(declared: Any, default: Any, where: str) -> Domain:
     default's type (finite, for a float). Raises `RegistryError` naming `where`
     for a malformed declaration or a default outside its own domain.
     """
+    if isinstance(declared, str) and declared.endswith(" or none"):
+        return OrNone(parse_domain(declared[: -len(" or none")], default, where))
     if declared is None:
         domain = Interval(-math.inf, math.inf, False, False) if isinstance(default, float) else ANY
     elif isinstance(declared, list):
