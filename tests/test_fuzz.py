@@ -9,9 +9,11 @@ to the input. The default run keeps each property to a few dozen examples;
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import math
 import resource
+import sys
 import time
 
 import jax
@@ -218,8 +220,9 @@ TOKENS = [
 
 @fuzz
 @given(argv=st.lists(st.sampled_from(TOKENS), min_size=1, max_size=6))
-def test_any_command_line_ends_in_an_exit_code(argv, original, tmp_path, capsys):
+def test_any_command_line_ends_in_an_exit_code(argv, original, tmp_path, capsys, monkeypatch):
     raw, _, _ = original
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"1 2 3\nking\n")))
     path = tmp_path / "model.safetensors"
     path.write_bytes(raw)
     argv = [str(path) if t == "FILE" else str(tmp_path / "missing") if t == "MISSING" else t for t in argv]

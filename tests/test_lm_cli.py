@@ -50,7 +50,7 @@ def test_generate_is_reproducible_by_seed(trained, capsys):
 def test_generate_and_eval_refuse_models_they_cannot_use(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["generate", "m.safetensors", "--top-p", "1.5"])
-    assert "not in (0, 1]" in capsys.readouterr().err
+    assert "argument --top-p: 1.5 is out of range: it must be a number in (0, 1]" in capsys.readouterr().err
     assert main(["eval", str(tmp_path / "missing.safetensors"), "--data", "x"]) == 2
     assert "no weights file" in capsys.readouterr().err
 

@@ -22,9 +22,10 @@ import optax
 
 from zoo.data.stream import StreamBatches, read_tokens
 from zoo.data.vocab import Vocab
+from zoo.domains import argument_type
 from zoo.eval.perplexity import perplexity
 from zoo.interfaces import LanguageModel
-from zoo.recipes import add_common_arguments, add_encoding_argument
+from zoo.recipes import add_common_arguments, add_encoding_argument, add_hyperparameter_argument, resolve_spec
 from zoo.trainer import TrainResult, train
 
 __all__ = ["LanguageModelRecipe", "build_vocab", "recipe", "train_language_model", "zaremba_sgd"]
@@ -122,27 +123,43 @@ class LanguageModelRecipe:
         parser.add_argument("--data", type=Path, required=True, help="training text, plain or .gz")
         parser.add_argument("--valid", type=Path, help="held-out text scored every epoch")
         add_encoding_argument(parser)
-        parser.add_argument("--level", choices=["word", "char"], help="split text into words or characters")
-        parser.add_argument("--epochs", type=float, default=13.0, help="passes over the data (if --steps is 0)")
-        parser.add_argument("--unroll", type=int, default=35, help="backpropagation window in tokens")
+        add_hyperparameter_argument(
+            parser, "--level", "level", choices=["word", "char"], help="split text into words or characters"
+        )
+        parser.add_argument(
+            "--epochs",
+            type=argument_type("(0, inf)", float),
+            default=13.0,
+            help="passes over the data (if --steps is 0)",
+        )
+        parser.add_argument(
+            "--unroll", type=argument_type("[1, inf)"), default=35, help="backpropagation window in tokens"
+        )
         parser.add_argument(
             "--optimizer",
             choices=["sgd", "adam"],
             default="sgd",
             help="sgd: Zaremba et al.'s schedule (lr 1, decayed); adam: give --lr, e.g. 0.002",
         )
-        parser.add_argument("--lr-decay", type=float, default=0.5, help="SGD: lr factor per epoch after --decay-after")
-        parser.add_argument("--decay-after", type=int, default=4, help="SGD: epochs at the full learning rate")
-        parser.add_argument("--clip", type=float, default=5.0, help="gradient norm clipping")
-        parser.add_argument("--min-count", type=int, default=1, help="rarer tokens become <unk>")
-        parser.add_argument("--max-vocab", type=int, default=None, help="keep at most this many tokens")
+        parser.add_argument(
+            "--lr-decay",
+            type=argument_type("(0, 1]", float),
+            default=0.5,
+            help="SGD: lr factor per epoch after --decay-after (1: none)",
+        )
+        parser.add_argument(
+            "--decay-after", type=argument_type("[0, inf)"), default=4, help="SGD: epochs at the full learning rate"
+        )
+        parser.add_argument("--clip", type=argument_type("(0, inf)", float), default=5.0, help="gradient norm clipping")
+        parser.add_argument("--min-count", type=argument_type("[1, inf)"), default=1, help="rarer tokens become <unk>")
+        parser.add_argument(
+            "--max-vocab", type=argument_type("[1, inf)"), default=None, help="keep at most this many tokens"
+        )
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         import zoo
 
-        if options.level:
-            overrides["level"] = options.level
-        level = zoo.describe(name, **overrides).params["level"]
+        level = resolve_spec(name, options, overrides).params["level"]
         tokens = read_tokens(options.data, level, encoding=options.encoding)
         vocab = build_vocab(tokens, level, min_count=options.min_count, max_size=options.max_vocab)
         model = zoo.build(name, key=jax.random.key(options.seed), vocab={"tokens": vocab}, **overrides)
@@ -180,8 +197,10 @@ class LanguageModelRecipe:
         return zoo.save(result.model, options.out)
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--batch-size", type=int, default=1, help="rows read side by side (1: exact)")
-        parser.add_argument("--unroll", type=int, default=256, help="chunk length (speed only)")
+        parser.add_argument(
+            "--batch-size", type=argument_type("[1, inf)"), default=1, help="rows read side by side (1: exact)"
+        )
+        parser.add_argument("--unroll", type=argument_type("[1, inf)"), default=256, help="chunk length (speed only)")
 
     def evaluate(self, model: LanguageModel, options: argparse.Namespace) -> Mapping[str, float]:
         vocab = model.vocabs["tokens"]

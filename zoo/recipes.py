@@ -4,6 +4,12 @@ An architecture names its recipe in the registry (``recipe = "module:attr"``).
 A recipe adds its own options (``--corpus``, ``--pairs``, ...) to the common
 ones below, then trains with `zoo.train` and saves the model. A recipe that
 also implements `EvaluatingRecipe` scores saved models with ``zoo eval``.
+
+Every numeric option is checked as it is parsed (``--steps -5`` is a usage
+error naming the option and its range). An option that sets a hyperparameter
+(``--dim`` for ``embedding_size``) is added with `add_hyperparameter_argument`
+and checked against the model's own domain by `resolve_spec`, which a recipe
+calls first thing, before it reads any data.
 """
 
 from __future__ import annotations
@@ -11,11 +17,28 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from zoo.domains import argument_type
 from zoo.files import output_path
 
-__all__ = ["EvaluatingRecipe", "Recipe", "add_common_arguments", "add_encoding_argument", "output_path"]
+if TYPE_CHECKING:
+    from zoo.spec import ModelSpec
+
+__all__ = [
+    "EvaluatingRecipe",
+    "HyperparameterOption",
+    "Recipe",
+    "add_common_arguments",
+    "add_encoding_argument",
+    "add_hyperparameter_argument",
+    "output_path",
+    "resolve_spec",
+    "seed_type",
+]
+
+seed_type = argument_type("[0, 4294967295]")
+"""The argparse ``type=`` of every ``--seed`` option: an integer `jax.random.key` takes, with room for ``seed + 2``."""
 
 
 class Recipe(Protocol):
@@ -48,10 +71,17 @@ class EvaluatingRecipe(Recipe, Protocol):
 def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_size: int, lr: float) -> None:
     """Options every recipe accepts, with the recipe's defaults."""
     parser.add_argument("--out", type=output_path, required=True, help="where to save the trained model (.safetensors)")
-    parser.add_argument("--steps", type=int, default=steps, help=f"optimiser steps (default {steps})")
-    parser.add_argument("--batch-size", type=int, default=batch_size, help=f"default {batch_size}")
-    parser.add_argument("--lr", type=float, default=lr, help=f"learning rate (default {lr})")
-    parser.add_argument("--seed", type=int, default=0, help="parameter and data-order seed")
+    parser.add_argument(  # a recipe whose default is 0 steps counts its length in epochs instead
+        "--steps",
+        type=argument_type("[1, inf)" if steps else "[0, inf)"),
+        default=steps,
+        help=f"optimiser steps (default {steps}{'' if steps else ': as many as --epochs take'})",
+    )
+    parser.add_argument(
+        "--batch-size", type=argument_type("[1, inf)"), default=batch_size, help=f"default {batch_size}"
+    )
+    parser.add_argument("--lr", type=argument_type("(0, inf)", float), default=lr, help=f"learning rate (default {lr})")
+    parser.add_argument("--seed", type=seed_type, default=0, help="parameter and data-order seed")
     parser.add_argument(
         "--set",
         action="append",
@@ -60,9 +90,11 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
         help="a hyperparameter, dotted to scope it: --set encoder.num_layers=2",
     )
     parser.add_argument("--checkpoint", type=output_path, help="training-state file for --resume")
-    parser.add_argument("--checkpoint-every", type=int, default=500)
+    parser.add_argument("--checkpoint-every", type=argument_type("[1, inf)"), default=500)
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
-    parser.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: at the end)")
+    parser.add_argument(
+        "--eval-every", type=argument_type("[0, inf)"), default=0, help="evaluate every N steps (0: at the end)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -75,9 +107,14 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, min_count: int = 5)
         "--tokenizer", default=None, help="tokeniser name (default 'words': lowercase Unicode words; see docs)"
     )
     parser.add_argument(
-        "--min-count", type=int, default=min_count, help=f"drop words rarer than this (default {min_count})"
+        "--min-count",
+        type=argument_type("[1, inf)"),
+        default=min_count,
+        help=f"drop words rarer than this (default {min_count})",
     )
-    parser.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words (most frequent)")
+    parser.add_argument(
+        "--max-vocab", type=argument_type("[1, inf)"), default=None, help="keep at most this many words (most frequent)"
+    )
     add_encoding_argument(parser)
 
 
@@ -94,3 +131,58 @@ def corpus_vocabulary(options: argparse.Namespace) -> Any:
 
     counts = count_tokens(list(options.corpus), options.tokenizer, encoding=options.encoding)
     return build_word_vocab(counts, min_count=options.min_count, max_vocab=options.max_vocab)
+
+
+_GIVEN = "hyperparameter_options"  # the Namespace attribute: hyperparameter -> (option, value)
+
+
+class HyperparameterOption(argparse.Action):
+    """An option that sets the model's hyperparameter `param`; see `add_hyperparameter_argument`.
+
+    Parsing stores the value under the option's ``dest`` as usual and records
+    ``param -> (option, value)`` for `resolve_spec`.
+    """
+
+    def __init__(self, option_strings: list[str], dest: str, *, param: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.param = param
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        given = dict(getattr(namespace, _GIVEN, {}))
+        given[self.param] = (option_string or self.option_strings[-1], values)
+        setattr(namespace, _GIVEN, given)
+
+
+def add_hyperparameter_argument(parser: argparse.ArgumentParser, flag: str, param: str, **kwargs: Any) -> None:
+    """Add `flag`, which sets the hyperparameter `param` (``--dim`` sets ``embedding_size``).
+
+    `kwargs` are `add_argument`'s (``type=int``, ``choices``, ``help``); there is
+    no default: left out, the option keeps the model's value. The model's domain
+    of `param` checks the value when the recipe calls `resolve_spec`.
+    """
+    parser.add_argument(flag, action=HyperparameterOption, param=param, **kwargs)
+
+
+def resolve_spec(name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> ModelSpec:
+    """The spec of `name` that this run trains, checked before any data is read; a recipe calls it first.
+
+    Moves the hyperparameter options given (`add_hyperparameter_argument`) into
+    `overrides` (an option wins over a ``--set`` of the same key) and checks each
+    against its architecture's domain under the option's name (``--dim=0 is out of
+    range: it must be an integer >= 1``); then resolves `name` with all of
+    `overrides`, so that a ``--set`` key that is unknown or out of range fails
+    here too. Raises `InvalidParameterError` or `UnknownParameterError`.
+    """
+    from zoo.registry import default_registry
+    from zoo.resolve import architecture_of, coerce_param
+
+    registry = default_registry()
+    arch = architecture_of(registry, name)
+    for param, (flag, value) in getattr(options, _GIVEN, {}).items():
+        if param in arch.params:
+            coerce_param(value, arch.params[param], flag, arch.domains.get(param), hint=False)
+        overrides[param] = value
+    return registry.describe(name, **overrides)

@@ -16,8 +16,9 @@ import optax
 
 import zoo
 from zoo.data.vocab import Vocab
+from zoo.domains import argument_type
 from zoo.errors import DataError
-from zoo.recipes import add_common_arguments, add_encoding_argument
+from zoo.recipes import add_common_arguments, add_encoding_argument, resolve_spec
 from zoo_elmo.data import lm_batches, read_windows
 
 __all__ = ["ELMoRecipe", "fit", "perplexity", "recipe"]
@@ -118,15 +119,26 @@ class ELMoRecipe:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_common_arguments(parser, steps=10000, batch_size=32, lr=1e-3)
         parser.add_argument("--corpus", type=Path, required=True, help="text, one sentence or paragraph a line")
-        parser.add_argument("--window", type=int, default=40, help="tokens per training window (default 40)")
-        parser.add_argument("--max-tokens", type=int, help="read at most this many tokens of the corpus")
+        parser.add_argument(
+            "--window", type=argument_type("[1, inf)"), default=40, help="tokens per training window (default 40)"
+        )
+        parser.add_argument(
+            "--max-tokens", type=argument_type("[1, inf)"), help="read at most this many tokens of the corpus"
+        )
         parser.add_argument("--lowercase", action="store_true", help="lowercase the corpus")
         add_encoding_argument(parser)
-        parser.add_argument("--min-count", type=int, default=2, help="rarer words are predicted as <unk>")
-        parser.add_argument("--max-vocab", type=int, default=20000, help="softmax vocabulary size (default 20000)")
-        parser.add_argument("--valid-size", type=int, default=500, help="windows held out for perplexity")
+        parser.add_argument(
+            "--min-count", type=argument_type("[1, inf)"), default=2, help="rarer words are predicted as <unk>"
+        )
+        parser.add_argument(
+            "--max-vocab", type=argument_type("[1, inf)"), default=20000, help="softmax vocabulary size (default 20000)"
+        )
+        parser.add_argument(
+            "--valid-size", type=argument_type("[0, inf)"), default=500, help="windows held out for perplexity"
+        )
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        resolve_spec(name, options, overrides)
         sentences = read_windows(
             options.corpus,
             max_length=options.window,
@@ -164,7 +176,9 @@ class ELMoRecipe:
         return zoo.save(model, options.out)
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--window", type=int, default=40, help="tokens per window (default 40)")
+        parser.add_argument(
+            "--window", type=argument_type("[1, inf)"), default=40, help="tokens per window (default 40)"
+        )
         parser.add_argument("--lowercase", action="store_true", help="lowercase the text")
 
     def evaluate(self, model: Any, options: argparse.Namespace) -> dict[str, float]:

@@ -12,7 +12,15 @@ import jax
 
 import zoo
 from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
-from zoo.recipes import add_corpus_arguments, corpus_vocabulary, output_path
+from zoo.domains import argument_type
+from zoo.recipes import (
+    add_corpus_arguments,
+    add_hyperparameter_argument,
+    corpus_vocabulary,
+    output_path,
+    resolve_spec,
+    seed_type,
+)
 from zoo_glove.train import entries_from_matrix, fit_glove
 
 __all__ = ["GloVeRecipe", "recipe"]
@@ -21,7 +29,7 @@ __all__ = ["GloVeRecipe", "recipe"]
 def add_vector_arguments(parser: argparse.ArgumentParser) -> None:
     """Output, seed, quiet and ``--set`` options."""
     parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")
-    parser.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
+    parser.add_argument("--seed", type=seed_type, default=0, help="initialisation and shuffling seed")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--set", action="append", metavar="KEY=VALUE", default=[], help="any hyperparameter of the model"
@@ -34,29 +42,36 @@ class GloVeRecipe:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)
         add_vector_arguments(parser)
-        parser.add_argument("--dim", type=int, help="vector size (default 100)")
-        parser.add_argument("--window", type=int, help="context window (default 10)")
-        parser.add_argument("--weighting", choices=WEIGHTINGS, help="distance weighting (default harmonic: 1/d)")
-        parser.add_argument(
-            "--x-max", type=float, help="weighting cut-off x_max (default 100; 10 suits corpora of a few M words)"
+        add_hyperparameter_argument(parser, "--dim", "embedding_size", type=int, help="vector size (default 100)")
+        add_hyperparameter_argument(parser, "--window", "window", type=int, help="context window (default 10)")
+        add_hyperparameter_argument(
+            parser, "--weighting", "weighting", choices=WEIGHTINGS, help="distance weighting (default harmonic: 1/d)"
         )
-        parser.add_argument("--alpha", type=float, help="weighting exponent alpha (default 0.75)")
-        parser.add_argument("--epochs", type=int, default=25, help="passes over the co-occurrences (default 25)")
-        parser.add_argument(
-            "--lr", type=float, default=0.05, help="AdaGrad learning rate (default 0.05; 0.2 fits small corpora faster)"
+        add_hyperparameter_argument(
+            parser,
+            "--x-max",
+            "x_max",
+            type=float,
+            help="weighting cut-off x_max (default 100; 10 suits corpora of a few M words)",
         )
-        parser.add_argument("--batch-size", type=int, default=16384, help="entries per step (default 16384)")
+        add_hyperparameter_argument(
+            parser, "--alpha", "alpha", type=float, help="weighting exponent alpha (default 0.75)"
+        )
+        parser.add_argument(
+            "--epochs", type=argument_type("[1, inf)"), default=25, help="passes over the co-occurrences (default 25)"
+        )
+        parser.add_argument(
+            "--lr",
+            type=argument_type("(0, inf)", float),
+            default=0.05,
+            help="AdaGrad learning rate (default 0.05; 0.2 fits small corpora faster)",
+        )
+        parser.add_argument(
+            "--batch-size", type=argument_type("[1, inf)"), default=16384, help="entries per step (default 16384)"
+        )
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
-        for option, param in [
-            ("dim", "embedding_size"),
-            ("window", "window"),
-            ("weighting", "weighting"),
-            ("x_max", "x_max"),
-            ("alpha", "alpha"),
-        ]:
-            if getattr(options, option) is not None:
-                overrides[param] = getattr(options, option)
+        resolve_spec(name, options, overrides)
         say = (lambda *a: None) if options.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
         start = time.perf_counter()
         vocab = corpus_vocabulary(options)

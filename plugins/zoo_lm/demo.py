@@ -21,9 +21,11 @@ import optax
 
 import zoo
 from zoo.data.stream import split_text
+from zoo.domains import argument_type
 from zoo.eval.perplexity import perplexity
 from zoo.files import output_path
 from zoo.language import build_vocab, train_language_model
+from zoo.recipes import seed_type
 from zoo.sampling import generate_text
 
 __all__ = ["hamlet", "run"]
@@ -38,16 +40,24 @@ def hamlet() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="zoo demo charlm", description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=float, default=3.0, help="passes over the text")
-    p.add_argument("--layers", type=int, default=1, help="LSTM layers (the preset has 2; 1 trains twice as fast)")
-    p.add_argument("--hidden", type=int, default=256, help="LSTM units per layer")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--unroll", type=int, default=32)
-    p.add_argument("--lr", type=float, default=1e-2, help="Adam learning rate, cosine-decayed to 0")
-    p.add_argument("--length", type=int, default=300, help="characters to generate per sample")
+    count = argument_type("[1, inf)")
+    p.add_argument("--epochs", type=argument_type("(0, inf)", float), default=3.0, help="passes over the text")
+    p.add_argument(
+        "--layers",
+        type=argument_type("[1, 64]"),
+        default=1,
+        help="LSTM layers (the preset has 2; 1 trains twice as fast)",
+    )
+    p.add_argument("--hidden", type=count, default=256, help="LSTM units per layer")
+    p.add_argument("--batch-size", type=count, default=64)
+    p.add_argument("--unroll", type=count, default=32)
+    p.add_argument(
+        "--lr", type=argument_type("(0, inf)", float), default=1e-2, help="Adam learning rate, cosine-decayed to 0"
+    )
+    p.add_argument("--length", type=count, default=300, help="characters to generate per sample")
     p.add_argument("--prompt", default="HAMLET.\n")
     p.add_argument("--out", type=output_path, default="zoo-demo-charlm.safetensors")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_type, default=0)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 

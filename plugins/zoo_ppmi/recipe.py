@@ -12,7 +12,14 @@ import jax
 
 import zoo
 from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
-from zoo.recipes import add_corpus_arguments, corpus_vocabulary, output_path
+from zoo.recipes import (
+    add_corpus_arguments,
+    add_hyperparameter_argument,
+    corpus_vocabulary,
+    output_path,
+    resolve_spec,
+    seed_type,
+)
 from zoo_ppmi.svd import SOLVERS, fit_ppmi_svd
 
 __all__ = ["PPMIRecipe", "recipe"]
@@ -24,28 +31,25 @@ class PPMIRecipe:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)
         parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")
-        parser.add_argument("--seed", type=int, default=0, help="SVD start seed")
+        parser.add_argument("--seed", type=seed_type, default=0, help="SVD start seed")
         parser.add_argument("--quiet", action="store_true", help="no progress lines")
         parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any hyperparameter")
-        parser.add_argument("--dim", type=int, help="vector size (default 100)")
-        parser.add_argument("--window", type=int, help="context window (default 5)")
-        parser.add_argument("--weighting", choices=WEIGHTINGS, help="distance weighting (default linear)")
-        parser.add_argument("--shift", type=float, help="subtract log k from PMI (default k=1: no shift)")
-        parser.add_argument("--cds", type=float, help="context distribution smoothing exponent (default 0.75)")
-        parser.add_argument("--eig", type=float, help="word vectors U Σ^eig (default 0.5)")
+        add_hyperparameter_argument(parser, "--dim", "embedding_size", type=int, help="vector size (default 100)")
+        add_hyperparameter_argument(parser, "--window", "window", type=int, help="context window (default 5)")
+        add_hyperparameter_argument(
+            parser, "--weighting", "weighting", choices=WEIGHTINGS, help="distance weighting (default linear)"
+        )
+        add_hyperparameter_argument(
+            parser, "--shift", "shift", type=float, help="subtract log k from PMI (default k=1: no shift)"
+        )
+        add_hyperparameter_argument(
+            parser, "--cds", "cds", type=float, help="context distribution smoothing exponent (default 0.75)"
+        )
+        add_hyperparameter_argument(parser, "--eig", "eig", type=float, help="word vectors U Σ^eig (default 0.5)")
         parser.add_argument("--solver", choices=SOLVERS, default="arpack", help="truncated SVD (default arpack)")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
-        for option, param in [
-            ("dim", "embedding_size"),
-            ("window", "window"),
-            ("weighting", "weighting"),
-            ("shift", "shift"),
-            ("cds", "cds"),
-            ("eig", "eig"),
-        ]:
-            if getattr(options, option) is not None:
-                overrides[param] = getattr(options, option)
+        resolve_spec(name, options, overrides)
         say = (lambda *a: None) if options.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
         start = time.perf_counter()
         vocab = corpus_vocabulary(options)

@@ -19,7 +19,9 @@ import optax
 
 from zoo.builder import build
 from zoo.data.tasks import digit_vocab, reversal_pairs
+from zoo.domains import argument_type
 from zoo.files import output_path
+from zoo.recipes import seed_type
 from zoo.trainer import train
 from zoo.weights import load, save
 from zoo_seq2seq.data import encode_sources, pair_batches
@@ -40,11 +42,11 @@ def alignment_table(weights: np.ndarray, source: Sequence[str], output: Sequence
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="zoo demo reversal", description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=1500)
-    p.add_argument("--train-size", type=int, default=20000)
-    p.add_argument("--test-size", type=int, default=1000)
+    p.add_argument("--steps", type=argument_type("[1, inf)"), default=1500)
+    p.add_argument("--train-size", type=argument_type("[1, inf)"), default=20000)
+    p.add_argument("--test-size", type=argument_type("[1, inf)"), default=1000)
     p.add_argument("--out", type=output_path, default="zoo-demo-reversal.safetensors")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_type, default=0)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 

@@ -14,8 +14,9 @@ from zoo.builder import build
 from zoo.data.tasks import TASKS, get_task
 from zoo.data.tokenize import get_tokenizer
 from zoo.data.vocab import Vocab
+from zoo.domains import argument_type
 from zoo.errors import DataError
-from zoo.recipes import add_common_arguments, add_encoding_argument
+from zoo.recipes import add_common_arguments, add_encoding_argument, resolve_spec
 from zoo.trainer import train
 from zoo.weights import save
 from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches, read_pairs
@@ -38,16 +39,27 @@ class Seq2SeqRecipe:
         data = parser.add_mutually_exclusive_group(required=True)
         data.add_argument("--pairs", type=Path, help="src<TAB>tgt[<TAB>...] lines, plain or gzip")
         data.add_argument("--task", choices=sorted(TASKS), help="a generated task")
-        parser.add_argument("--task-size", type=int, default=20000, help="pairs generated for --task")
+        parser.add_argument(
+            "--task-size", type=argument_type("[1, inf)"), default=20000, help="pairs generated for --task"
+        )
         parser.add_argument("--swap", action="store_true", help="read the second column as the source")
         add_encoding_argument(parser)
         parser.add_argument("--tokenizer", default=None, help="tokeniser name for --pairs (default: punct)")
-        parser.add_argument("--max-length", type=int, default=50, help="drop pairs with a longer side (tokens)")
+        parser.add_argument(
+            "--max-length", type=argument_type("[1, inf)"), default=50, help="drop pairs with a longer side (tokens)"
+        )
         parser.add_argument("--joint-vocab", action="store_true", help="one vocabulary for source and target")
-        parser.add_argument("--min-count", type=int, default=1, help="rarer tokens become <unk>")
-        parser.add_argument("--max-vocab", type=int, default=None, help="keep at most this many tokens per side")
+        parser.add_argument("--min-count", type=argument_type("[1, inf)"), default=1, help="rarer tokens become <unk>")
+        parser.add_argument(
+            "--max-vocab", type=argument_type("[1, inf)"), default=None, help="keep at most this many tokens per side"
+        )
         parser.add_argument("--reverse-source", action="store_true", help="feed the source backwards (Sutskever)")
-        parser.add_argument("--valid-size", type=int, default=500, help="held-out pairs for exact-match evaluation")
+        parser.add_argument(
+            "--valid-size",
+            type=argument_type("[0, inf)"),
+            default=500,
+            help="held-out pairs for exact-match evaluation",
+        )
 
     def _data(self, options: argparse.Namespace) -> tuple[Vocab, Vocab, list, list]:
         if options.task is not None:
@@ -71,6 +83,11 @@ class Seq2SeqRecipe:
         return src_vocab, tgt_vocab, src, tgt
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        if options.reverse_source:
+            overrides["reverse_source"] = True
+        if options.tokenizer is not None:
+            overrides["tokenizer"] = options.tokenizer
+        resolve_spec(name, options, overrides)
         src_vocab, tgt_vocab, src, tgt = self._data(options)
         order = np.random.default_rng(options.seed).permutation(len(src))
         n_valid = min(options.valid_size, len(src) // 10)
@@ -86,10 +103,6 @@ class Seq2SeqRecipe:
             seed=options.seed,
         )
         overrides.setdefault("strategy.max_length", max(len(t) for t in tgt) + 1)
-        if options.reverse_source:
-            overrides["reverse_source"] = True
-        if options.tokenizer is not None:
-            overrides["tokenizer"] = options.tokenizer
         model = build(name, key=jax.random.key(options.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides)
         ids, mask = encode_sources(src_vocab, [src[i] for i in valid])
         wanted = [tgt[i] for i in valid]

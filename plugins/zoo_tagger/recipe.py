@@ -12,9 +12,10 @@ import numpy as np
 import optax
 
 import zoo
+from zoo.domains import argument_type
 from zoo.errors import DataError
 from zoo.freezing import skip_frozen
-from zoo.recipes import add_common_arguments, add_encoding_argument
+from zoo.recipes import add_common_arguments, add_encoding_argument, resolve_spec
 from zoo.selection import KeepBest, StopTraining
 from zoo_tagger.data import TaggedSentences, read_tagged, tag_vocab, tagging_batches, word_vocab
 from zoo_tagger.model import with_context
@@ -139,13 +140,23 @@ class TaggerRecipe:
         parser.add_argument("--format", choices=["auto", "slash", "conll"], default="auto")
         add_encoding_argument(parser)
         parser.add_argument("--valid", type=Path, help="held-out sentences (default: --valid-size from --data)")
-        parser.add_argument("--valid-size", type=int, default=1000, help="sentences held out of --data")
-        parser.add_argument("--epochs", type=int, default=10, help="epochs when --steps is 0 (default 10)")
-        parser.add_argument("--patience", type=int, default=3, help="stop after this many epochs without gain")
-        parser.add_argument("--min-count", type=int, default=1, help="rarer words become <unk>")
+        parser.add_argument(
+            "--valid-size", type=argument_type("[0, inf)"), default=1000, help="sentences held out of --data"
+        )
+        parser.add_argument(
+            "--epochs", type=argument_type("[1, inf)"), default=10, help="epochs when --steps is 0 (default 10)"
+        )
+        parser.add_argument(
+            "--patience",
+            type=argument_type("[0, inf)"),
+            default=3,
+            help="stop after this many epochs without gain (0: never)",
+        )
+        parser.add_argument("--min-count", type=argument_type("[1, inf)"), default=1, help="rarer words become <unk>")
         parser.add_argument("--elmo", type=Path, help="a trained ELMo (zoo train elmo) whose layers join the features")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        resolve_spec(name, options, overrides)
         data = read_tagged(options.data, format=options.format, encoding=options.encoding)
         if options.valid is not None:
             train, dev = data, read_tagged(options.valid, format=options.format, encoding=options.encoding)

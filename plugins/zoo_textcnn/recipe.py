@@ -12,6 +12,7 @@ import numpy as np
 
 import zoo
 from zoo.data.vocab import Vocab
+from zoo.domains import argument_type
 from zoo.errors import DataError
 from zoo.recipes import add_common_arguments, add_encoding_argument
 from zoo.selection import KeepBest, StopTraining
@@ -159,16 +160,28 @@ class TextCNNRecipe:
             "--tokenizer", help="how to split the text: kim (the default), words-marks, or any zoo tokeniser"
         )
         parser.add_argument("--pad-to-longest", action="store_true", help="pad batches to the longest text (Kim)")
-        parser.add_argument("--epochs", type=int, default=25, help="epochs when --steps is 0 (default 25)")
-        parser.add_argument("--dev-fraction", type=float, default=0.1, help="held out for choosing the epoch")
         parser.add_argument(
-            "--patience", type=int, default=5, help="stop after this many epochs without a better dev score"
+            "--epochs", type=argument_type("[1, inf)"), default=25, help="epochs when --steps is 0 (default 25)"
+        )
+        parser.add_argument(
+            "--dev-fraction",
+            type=argument_type("[0, 1)", float),
+            default=0.1,
+            help="held out for choosing the epoch (0: none, keep the last)",
+        )
+        parser.add_argument(
+            "--patience",
+            type=argument_type("[0, inf)"),
+            default=5,
+            help="stop after this many epochs without a better dev score (0: never)",
         )
         parser.add_argument(
             "--vectors", help="initialise the word vectors: a zoo embedder file or a word2vec text file"
         )
         parser.add_argument("--static", action="store_true", help="freeze the word vectors (CNN-static)")
-        parser.add_argument("--max-norm", type=float, default=3.0, help="l2 bound of each class's weights")
+        parser.add_argument(
+            "--max-norm", type=argument_type("(0, inf)", float), default=3.0, help="l2 bound of each class's weights"
+        )
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         if options.tokenizer:

@@ -10,12 +10,21 @@ from typing import Any
 import jax
 
 import zoo
-from zoo.recipes import add_corpus_arguments, corpus_vocabulary, output_path
+from zoo.domains import argument_type
+from zoo.recipes import (
+    add_corpus_arguments,
+    add_hyperparameter_argument,
+    corpus_vocabulary,
+    output_path,
+    resolve_spec,
+    seed_type,
+)
 from zoo_word2vec.backends import BACKENDS
 
 __all__ = ["EmbeddingRecipe", "recipe"]
 
-# option -> type; None defaults keep the architecture's (or preset's) value
+# option -> type; each sets the hyperparameter of its name (--dim: embedding_size), checked by the model's domain;
+# left out, an option keeps the architecture's (or preset's) value
 _SETTINGS = {
     "dim": int,
     "window": int,
@@ -34,21 +43,21 @@ class EmbeddingRecipe:
         add_corpus_arguments(parser)
         parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")
         for option, kind in _SETTINGS.items():
+            param = "embedding_size" if option == "dim" else option
             flag = "--" + option.replace("_", "-")
-            parser.add_argument(flag, type=kind, default=None, help=f"{option} (default: the model's)")
-        parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+            add_hyperparameter_argument(parser, flag, param, type=kind, help=f"{param} (default: the model's)")
+        parser.add_argument(
+            "--threads", type=argument_type("[1, inf)"), default=None, help="CPU threads (default: all cores)"
+        )
         parser.add_argument("--backend", choices=BACKENDS, default="auto", help="numba kernels or JAX steps")
-        parser.add_argument("--seed", type=int, default=0, help="initialisation and sampling seed")
+        parser.add_argument("--seed", type=seed_type, default=0, help="initialisation and sampling seed")
         parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any other hyperparameter")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        resolve_spec(name, options, overrides)
         from zoo_word2vec.fit import fit
 
-        for option in _SETTINGS:
-            value = getattr(options, option)
-            if value is not None:
-                overrides["embedding_size" if option == "dim" else option] = value
         corpus = [str(p) for p in options.corpus]
         vocab = corpus_vocabulary(options)
         model = zoo.build(name, vocab=vocab, key=jax.random.key(options.seed), **overrides)

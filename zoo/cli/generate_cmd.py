@@ -5,23 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from zoo.domains import argument_type
+from zoo.recipes import seed_type
+
 __all__ = ["register"]
 
-
-def _checked(kind: type, test, wanted: str):
-    def parse(text: str):
-        value = kind(text)
-        if not test(value):
-            raise argparse.ArgumentTypeError(f"{text} is not {wanted}")
-        return value
-
-    return parse
-
-
-_positive = _checked(int, lambda v: v >= 1, "a positive integer")
-_count = _checked(int, lambda v: v >= 0, "a non-negative integer")
-_temperature = _checked(float, lambda v: v >= 0, "a non-negative number")
-_mass = _checked(float, lambda v: 0 < v <= 1, "in (0, 1]")
+_positive = argument_type("[1, inf)")
+_count = argument_type("[0, inf)")
+_temperature = argument_type("[0, inf)", float)
+_mass = argument_type("(0, 1]", float)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top-k", type=_count, default=0, help="sample among the k most probable tokens (0: all)")
     p.add_argument("--top-p", type=_mass, default=1.0, help="nucleus: the most probable tokens holding this mass")
     p.add_argument("--samples", type=_positive, default=1, help="independent continuations")
-    p.add_argument("--seed", type=int, default=0, help="the same seed gives the same text")
+    p.add_argument("--seed", type=seed_type, default=0, help="the same seed gives the same text")
     p.set_defaults(run=run)
 
 

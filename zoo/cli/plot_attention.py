@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from zoo.domains import argument_type
 from zoo.errors import ZooError
 from zoo.files import output_path
 
@@ -17,7 +18,12 @@ def register(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("model", type=Path, help="a .safetensors file saved by zoo")
     p.add_argument("text", help="the source sentence")
     p.add_argument("--out", type=output_path, default="attention.png", help="PNG to write (default attention.png)")
-    p.add_argument("--beam", type=int, metavar="K", help="decode with beam search of width K (default: greedy)")
+    p.add_argument(
+        "--beam",
+        type=argument_type("[1, inf)"),
+        metavar="K",
+        help="decode with beam search of width K (default: greedy)",
+    )
     p.add_argument("--no-values", action="store_true", help="do not write the weights in the cells")
     p.set_defaults(run=run)
 

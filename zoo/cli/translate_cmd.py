@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from zoo.cli.tag_cmd import read_inputs
+from zoo.domains import argument_type
 from zoo.errors import DataError, ZooError
 from zoo.files import output_path
-from zoo.recipes import add_encoding_argument
+from zoo.recipes import add_encoding_argument, seed_type
 
 __all__ = ["add_decode_arguments", "decode_options", "register"]
 
@@ -30,15 +31,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     """The search options shared by commands that decode."""
     search = p.add_argument_group("search (default: the model's own strategy)")
-    search.add_argument("--beam", type=int, metavar="K", help="beam search of width K")
-    search.add_argument("--alpha", type=float, help="beam length normalisation exponent (0: none)")
-    search.add_argument("--n-best", type=int, default=1, help="outputs per input, best first (with their scores)")
+    count = argument_type("[1, inf)")  # the domains of the decoding strategies' own parameters
+    search.add_argument("--beam", type=count, metavar="K", help="beam search of width K")
+    search.add_argument(
+        "--alpha", type=argument_type("[0, inf)", float), help="beam length normalisation exponent (0: none)"
+    )
+    search.add_argument("--n-best", type=count, default=1, help="outputs per input, best first (with their scores)")
     search.add_argument("--sample", action="store_true", help="draw samples instead of searching")
-    search.add_argument("--temperature", type=float, default=None, help="sampling temperature")
-    search.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens")
-    search.add_argument("--top-p", type=float, default=None, help="nucleus sampling mass")
-    search.add_argument("--seed", type=int, default=0, help="sampling seed")
-    search.add_argument("--max-length", type=int, help="most output tokens")
+    search.add_argument(
+        "--temperature", type=argument_type("(0, inf)", float), default=None, help="sampling temperature"
+    )
+    search.add_argument(
+        "--top-k", type=argument_type("[0, inf)"), default=None, help="sample among the k likeliest tokens (0: all)"
+    )
+    search.add_argument("--top-p", type=argument_type("(0, 1]", float), default=None, help="nucleus sampling mass")
+    search.add_argument("--seed", type=seed_type, default=0, help="sampling seed")
+    search.add_argument("--max-length", type=argument_type("[1, 100000]"), help="most output tokens")
 
 
 def decode_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from zoo.domains import argument_type
 from zoo.files import output_path
 
 __all__ = ["register"]
+
+_count = argument_type("[1, inf)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--pairs", nargs="*", default=["wordsim353", "simlex999"], help="word-pair files or shipped set names"
     )
-    evaluate.add_argument("--restrict-vocab", type=int, default=30000, help="analogies: most frequent words used")
+    evaluate.add_argument("--restrict-vocab", type=_count, default=30000, help="analogies: most frequent words used")
     evaluate.add_argument("--method", choices=["3cosadd", "3cosmul"], default="3cosadd")
     evaluate.add_argument("--case-sensitive", action="store_true", help="match words with their case")
     evaluate.add_argument("--sections", action="store_true", help="print per-section analogy accuracy")
@@ -49,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _file(export)
     export.add_argument("out", type=output_path, help="output file (.gz compresses)")
     export.add_argument("--binary", action="store_true")
-    export.add_argument("--limit", type=int, help="only the first (most frequent) words")
+    export.add_argument("--limit", type=_count, help="only the first (most frequent) words")
     export.set_defaults(run=run_export)
 
 
@@ -58,8 +61,8 @@ def _file(parser: argparse.ArgumentParser) -> None:
 
 
 def _query_options(parser: argparse.ArgumentParser, *, topn: int) -> None:
-    parser.add_argument("--topn", type=int, default=topn, help=f"how many words (default {topn})")
-    parser.add_argument("--restrict-vocab", type=int, help="search only the most frequent words")
+    parser.add_argument("--topn", type=_count, default=topn, help=f"how many words (default {topn})")
+    parser.add_argument("--restrict-vocab", type=_count, help="search only the most frequent words")
     parser.add_argument("--cosmul", action="store_true", help="3CosMul instead of 3CosAdd")
 
 
