@@ -297,8 +297,8 @@ def corpus(tmp_path) -> Path:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--alpha", "nan"], "--alpha=nan is out of range: it must be a finite number > 0"),
-        (["--alpha", "-1"], "--alpha=-1.0 is out of range: it must be a finite number > 0"),
+        (["--alpha", "nan"], "--alpha=nan is out of range: it must be a finite number >= 0"),
+        (["--alpha", "-1"], "--alpha=-1.0 is out of range: it must be a finite number >= 0"),
         (["--dim", "0"], "--dim=0 is out of range: it must be an integer >= 1"),
         (["--sample", "1.5"], "--sample=1.5 is out of range: it must be a number in [0, 1]"),
         (["--threads", "0"], "argument --threads: 0 is out of range: it must be an integer >= 1"),
