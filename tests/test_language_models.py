@@ -151,5 +151,5 @@ def test_tied_embeddings_share_the_table_and_residual_layers_build():
         **SMALL,
     )
     assert len(deep.layers) == 4 and bool(jnp.isfinite(loss_of(deep)))
-    with pytest.raises(zoo.InvalidParameterError, match=r"num_layers=0 is out of range: it must be an integer in \[1, 64\]"):
+    with pytest.raises(zoo.InvalidParameterError, match=r"num_layers=0 is out of range: .* \[1, 64\]"):
         zoo.build("lm", key=jax.random.key(0), num_layers=0)
