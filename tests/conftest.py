@@ -67,3 +67,20 @@ def fresh_default_registry():
     reset_default_registry()
     yield
     reset_default_registry()
+
+
+@pytest.fixture(scope="session")
+def small_seq2seq(registry):
+    """A tiny seq2seq+luong-general over the digit vocabulary, for tests of files and loading."""
+    import zoo
+    from zoo.data.tasks import digit_vocab
+
+    vocab = digit_vocab()
+    return zoo.build(
+        "seq2seq+luong-general",
+        key=jax.random.key(0),
+        registry=registry,
+        vocab={"src": vocab, "tgt": vocab},
+        hidden_size=6,
+        embedding_size=5,
+    )

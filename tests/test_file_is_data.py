@@ -79,16 +79,8 @@ def strategy_runs_a_command(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def seq2seq(registry):
-    vocab = digit_vocab()
-    return zoo.build(
-        "seq2seq+luong-general",
-        key=jax.random.key(0),
-        registry=registry,
-        vocab={"src": vocab, "tgt": vocab},
-        hidden_size=6,
-        embedding_size=5,
-    )
+def seq2seq(small_seq2seq):
+    return small_seq2seq
 
 
 @pytest.fixture

@@ -27,7 +27,6 @@ from safetensors.numpy import load_file, save_file
 import zoo
 from zoo.checkpoint import load_checkpoint, save_checkpoint
 from zoo.cli.main import main
-from zoo.data.tasks import digit_vocab
 from zoo.errors import ZooError
 from zoo.testing.base import assert_trees_close
 from zoo.weights import seal
@@ -48,16 +47,8 @@ json_values = st.recursive(
 
 
 @pytest.fixture(scope="module")
-def model(registry):
-    vocab = digit_vocab()
-    return zoo.build(
-        "seq2seq+luong-general",
-        key=jax.random.key(0),
-        registry=registry,
-        vocab={"src": vocab, "tgt": vocab},
-        hidden_size=4,
-        embedding_size=3,
-    )
+def model(small_seq2seq):
+    return small_seq2seq
 
 
 @pytest.fixture(scope="module")

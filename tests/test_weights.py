@@ -12,22 +12,13 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 import zoo
-from zoo.data.tasks import digit_vocab
 from zoo.errors import WeightsError
 from zoo.testing.base import assert_trees_close
 
 
 @pytest.fixture(scope="module")
-def model(registry):
-    vocab = digit_vocab()
-    return zoo.build(
-        "seq2seq+luong-general",
-        key=jax.random.key(0),
-        registry=registry,
-        vocab={"src": vocab, "tgt": vocab},
-        hidden_size=6,
-        embedding_size=5,
-    )
+def model(small_seq2seq):
+    return small_seq2seq
 
 
 @pytest.fixture
