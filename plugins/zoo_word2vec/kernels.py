@@ -74,6 +74,9 @@ def _logistic_step(f, label, alpha):
     if f <= -MAX_LOGIT:
         return label * alpha, (-f if label == 1.0 else 0.0)
     bin_ = int((f + MAX_LOGIT) * (SIGMOID_BINS / (2.0 * MAX_LOGIT)))
+    # A NaN logit (a diverging run, before its loss check stops it) converts to an
+    # arbitrary integer under fastmath: clamp in integers, never read past the tables.
+    bin_ = min(max(bin_, 0), SIGMOID_BINS - 1)
     sig = _SIG[bin_]
     if label == 1.0:
         return (1.0 - sig) * alpha, -_LOGSIG[bin_]
