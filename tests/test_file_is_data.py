@@ -109,9 +109,10 @@ def test_an_unregistered_architecture_or_component_is_named(saved, tmp_path, reg
         zoo.load(craft(saved, tmp_path / "a.safetensors", rename), registry=registry)
 
     def swap(spec):
-        next(s for s in spec["slots"] if s["slot"] == "attention")["component"] = "os"
+        slot = next(s for s in spec["slots"] if s["slot"] == "attention")
+        slot["component"], slot["plugin"] = "os", "zoo-os-attention"
 
-    with pytest.raises(WeightsError, match="unknown component 'os'"):
+    with pytest.raises(WeightsError, match="unknown component 'os'.*plugin 'zoo-os-attention' provides it: install"):
         zoo.load(craft(saved, tmp_path / "c.safetensors", swap), registry=registry)
 
 

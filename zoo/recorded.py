@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from zoo.errors import RecordError, RegistryError
+from zoo.errors import RecordError, RegistryError, UnknownNameError
 from zoo.names import IDENTIFIER
 from zoo.resolve import _assign, _canonical, _expand, _Params, make_spec
 from zoo.spec import NONE, ModelSpec
@@ -30,6 +30,15 @@ __all__ = ["resolve_recorded"]
 _SPEC_KEYS = {"name", "arch", "factory", "plugin", "params", "slots", "vocabularies", "preset", "tag"}
 _SLOT_KEYS = {"slot", "kind", "component", "factory", "plugin", "params"}
 _VALUE_TYPES = (bool, int, float, str)
+
+
+def _unknown(error: UnknownNameError, plugin: Any) -> UnknownNameError:
+    """`error`, plus the plugin the record says provides the name (data, only quoted)."""
+    if not isinstance(plugin, str) or not plugin:
+        return error
+    return UnknownNameError(
+        f"{error} The record says plugin {plugin[:80]!r} provides it: install it (zoo plugins lists what is installed)"
+    )
 
 
 def _fail(message: str) -> RecordError:
@@ -95,7 +104,10 @@ def _slots(records: Any, arch: ArchitectureEntry, registry: Registry) -> tuple[d
             if not slot.optional:
                 raise RecordError(f"slot {slot.name!r} of {arch.name!r} cannot be empty, but the record leaves it so")
         else:
-            _assign(registry, arch, components, (slot.name, component), f"{arch.name}+{slot.name}={component}")
+            try:
+                _assign(registry, arch, components, (slot.name, component), f"{arch.name}+{slot.name}={component}")
+            except UnknownNameError as error:
+                raise _unknown(error, record.get("plugin")) from None
         components[slot.name] = component
         params[slot.name] = _params(record.get("params", {}), f"{slot.name}.params")
     return components, params
@@ -114,7 +126,10 @@ def resolve_recorded(registry: Registry, record: str | Mapping[str, Any]) -> Mod
         except (json.JSONDecodeError, RecursionError) as error:
             raise _fail(f"not valid JSON: {error}") from None
     record = _keys(record, _SPEC_KEYS, "the spec")
-    arch = registry.model(_name(record.get("arch"), "'arch'"))
+    try:
+        arch = registry.model(_name(record.get("arch"), "'arch'"))
+    except UnknownNameError as error:
+        raise _unknown(error, record.get("plugin")) from None
     if not isinstance(arch, ArchitectureEntry):
         raise RecordError(f"{arch.name!r} is a preset; a recorded spec names its architecture in 'arch'")
     preset = _name(record.get("preset"), "'preset'", optional=True)
