@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jax
 import numpy as np
 import pytest
@@ -68,3 +70,9 @@ def test_pca_projection():
     assert coords.shape == (9, 2) and explained[0] > 0.99
     assert np.all(np.diff(coords[:, 0]) > 0) or np.all(np.diff(coords[:, 0]) < 0)  # order along the line kept
     np.testing.assert_allclose(coords.mean(axis=0), 0.0, atol=1e-9)
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc")
+def test_an_unreadable_file_is_a_clean_error(capsys):
+    assert main(["vectors", "similar", "/proc/self/mem", "king"]) == 2
+    assert "cannot read /proc/self/mem" in capsys.readouterr().err

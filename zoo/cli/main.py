@@ -102,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ZooError as error:
         print(f"zoo {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # a file the command reads or writes that the system refuses
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"zoo {args.command}: error: {where}{error.strerror or error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"zoo {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -41,8 +41,11 @@ def _is_weight(x: Any) -> bool:
 
 
 def _is_safetensors(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        head = handle.read(9)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(9)
+    except OSError as error:
+        raise DataError(f"cannot read {path}: {error.strerror or error}") from error
     return len(head) == 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < (1 << 30)
 
 
