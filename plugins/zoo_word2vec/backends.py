@@ -1,8 +1,8 @@
 """Runners: what trains a word2vec model on one job (see `zoo_word2vec.training`).
 
 - `NumbaRunner`: the compiled CPU kernels (`zoo_word2vec.kernels`), updating
-  NumPy copies of the matrices in place from several threads (needs numba, the
-  ``fast`` extra).
+  NumPy copies of the matrices in place from several threads (numba, a regular
+  dependency of zoo).
 - `JaxRunner`: one jit-compiled step per job (`zoo_word2vec.jax_step`), for
   accelerators and as the CPU fallback.
 
@@ -29,7 +29,7 @@ BACKENDS = ("auto", "numba", "jax")
 
 
 def numba_available() -> bool:
-    """True when numba is installed (the ``fast`` extra)."""
+    """True when numba is importable (zoo depends on it; an environment may still lack it)."""
     return importlib.util.find_spec("numba") is not None
 
 
@@ -38,7 +38,7 @@ def choose_backend(backend: str) -> str:
     if backend not in BACKENDS:
         raise DataError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "numba" and not numba_available():
-        raise DataError("backend='numba' needs numba: pip install 'zoo[fast]' (or use backend='jax')")
+        raise DataError("backend='numba' needs numba, which is missing here: pip install numba (or use backend='jax')")
     if backend == "auto":
         on_cpu = jax.default_backend() == "cpu"
         return "numba" if on_cpu and numba_available() else "jax"

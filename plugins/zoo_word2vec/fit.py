@@ -93,7 +93,9 @@ def fit(
     p, name = model.spec.params, model.spec.name
     vocab = vocabs["words"]
     tables = SamplingTables(vocab.counts, p["sample"], p["ns_exponent"])
-    runner = model.make_runner(choose_backend(backend), tables, job_words=job_words)
+    backend = choose_backend(backend)
+    threads = default_threads() if threads is None else threads
+    runner = model.make_runner(backend, tables, job_words=job_words)
     del model  # the runner trains its own copies: a caller that keeps no reference frees the initial ones
     with encode_corpus(corpus, vocab, tokenizer, encoding=encoding, errors=errors) as encoded:
         stats = run_epochs(
@@ -103,11 +105,12 @@ def fit(
             alpha=p["alpha"],
             min_alpha=p["min_alpha"],
             seed=seed,
-            threads=default_threads() if threads is None else threads,
+            threads=threads,
             job_words=job_words,
             progress=progress,
             description=description or name,
         )
+    stats.backend, stats.threads = backend, threads if backend == "numba" else 0
     trained = runner.finish()
     if not all_finite(trained):
         raise diverged("the trained vectors", f"after {len(stats.history)} epoch(s)", p["alpha"])

@@ -49,7 +49,12 @@ class EmbeddingRecipe:
         parser.add_argument(
             "--threads", type=argument_type("[1, inf)"), default=None, help="CPU threads (default: all cores)"
         )
-        parser.add_argument("--backend", choices=BACKENDS, default="auto", help="numba kernels or JAX steps")
+        parser.add_argument(
+            "--backend",
+            choices=BACKENDS,
+            default="auto",
+            help="numba kernels or JAX steps (default auto: numba on the CPU, JAX on an accelerator)",
+        )
         parser.add_argument("--seed", type=seed_type, default=0, help="initialisation and sampling seed")
         parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any other hyperparameter")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -72,9 +77,10 @@ class EmbeddingRecipe:
             progress=not options.quiet,
         )
         last = stats.history[-1]
+        ran = f"numba kernels, {stats.threads} threads" if stats.backend == "numba" else f"{stats.backend} steps"
         print(
             f"{len(vocab)} words, {stats.words:,} trained in {stats.seconds:.1f}s "
-            f"({stats.words_per_s / 1000:.0f}k words/s), final loss {last['loss']:.4f}",
+            f"({stats.words_per_s / 1000:.0f}k words/s, {ran}), final loss {last['loss']:.4f}",
             file=sys.stderr,
         )
         return zoo.save(model, options.out)

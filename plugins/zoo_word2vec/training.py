@@ -64,11 +64,15 @@ class TrainStats:
     - `seconds`: wall time of the epochs (corpus encoding not included).
     - `history`: one dict per epoch: ``epoch``, ``loss`` (mean per positive pair),
       ``words_per_s``, ``alpha`` (at the epoch's end).
+    - `backend`: the runner that trained (``"numba"`` or ``"jax"``); `threads`: the
+      numba kernels' threads (0 for JAX).
     """
 
     words: int = 0
     seconds: float = 0.0
     history: list[dict[str, float]] = field(default_factory=list)
+    backend: str = ""
+    threads: int = 0
 
     @property
     def words_per_s(self) -> float:
