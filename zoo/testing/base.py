@@ -56,16 +56,52 @@ def parameter_leaves(module: Any) -> list[tuple[str, jax.Array]]:
     return [(k, v) for k, v in array_paths(module) if jnp.issubdtype(v.dtype, jnp.floating)]
 
 
-def assert_trees_close(a: Any, b: Any, *, atol: float = 1e-5, rtol: float = 1e-5, exact: bool = False) -> None:
-    """Same structure, and every array leaf equal (or close)."""
-    la, ta = jax.tree.flatten(eqx.filter(a, eqx.is_array))
-    lb, tb = jax.tree.flatten(eqx.filter(b, eqx.is_array))
-    assert ta == tb, f"tree structures differ:\n{ta}\n{tb}"
-    for x, y in zip(la, lb, strict=True):
-        if exact:
-            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-        else:
-            np.testing.assert_allclose(np.asarray(x), np.asarray(y), atol=atol, rtol=rtol)
+def assert_trees_close(
+    a: Any, b: Any, *, what: str = "the two trees", atol: float = 1e-5, rtol: float = 1e-5, exact: bool = False
+) -> None:
+    """Same structure, and every array leaf of `a` equal (`exact`) or close to `b`'s (NaN equals NaN).
+
+    `what` names the contract and the component, e.g. ``"padding invariance of attention 'x'"``
+    (every check of the kit passes one). A failure message starts with it, then names the leaf
+    path (``.decoder.cell.weight``; ``[1]`` for the second element of a tuple), the first
+    differing position, both values there, how many entries differ and the largest difference.
+    """
+    fa, ta = jax.tree_util.tree_flatten_with_path(eqx.filter(a, eqx.is_array))
+    fb, tb = jax.tree_util.tree_flatten_with_path(eqx.filter(b, eqx.is_array))
+    assert ta == tb, f"{what}: tree structures differ:\n{ta}\n{tb}"
+    for (path, x), (_, y) in zip(fa, fb, strict=True):
+        leaf = f"leaf {jax.tree_util.keystr(path)}" if path else "the array"
+        x, y = _comparable(x), _comparable(y)
+        assert x.shape == y.shape, f"{what}: {leaf} has shape {x.shape}, expected {y.shape}"
+        both_nan = _isnan(x) & _isnan(y)
+        ok = ((x == y) if exact else np.isclose(x, y, atol=atol, rtol=rtol)) | both_nan
+        if bool(np.all(ok)):
+            continue
+        at = tuple(int(i) for i in np.argwhere(~ok)[0])
+        bound = "exactly" if exact else f"within atol={atol:g}, rtol={rtol:g}"
+        raise AssertionError(
+            f"{what}: {leaf} differs at position {list(at)}: {x[at].item()!r} vs expected {y[at].item()!r} "
+            f"({int(np.sum(~ok))} of {ok.size} entries differ; largest difference {_largest(x, y)}; "
+            f"required: equal {bound})"
+        )
+
+
+def _comparable(x: Any) -> np.ndarray:
+    if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+        x = jax.random.key_data(x)
+    return np.asarray(x)
+
+
+def _isnan(x: np.ndarray) -> np.ndarray:
+    return np.isnan(x) if np.issubdtype(x.dtype, np.inexact) else np.zeros(x.shape, bool)
+
+
+def _largest(x: np.ndarray, y: np.ndarray) -> str:
+    if x.dtype == bool or y.dtype == bool:
+        return "n/a (booleans)"
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(x.astype(np.float64) - y.astype(np.float64))
+    return f"{np.nanmax(diff):.3g}" if np.any(np.isfinite(diff)) else "not finite"
 
 
 def assert_gradients_reach_every_parameter(grads: Any, what: str) -> None:
