@@ -1,17 +1,37 @@
-"""``zoo check PLUGIN ...``: run the conformance kit over a plugin's components."""
+"""``zoo check [PLUGIN ...] [-- PYTEST-ARGS ...]``: run the conformance kit over plugins' components."""
 
 from __future__ import annotations
 
 import argparse
 
-__all__ = ["register"]
+__all__ = ["register", "split_arguments"]
+
+USAGE = "zoo check [-h] [PLUGIN ...] [-- PYTEST-ARGS ...]"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="run the conformance kit over plugins (needs pytest)")
-    p.add_argument("plugins", nargs="*", help="plugin names (default: every loaded plugin)")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
-    p.set_defaults(run=run)
+    p = sub.add_parser(
+        "check",
+        help="run the conformance kit over plugins (needs pytest)",
+        usage=USAGE,
+        description=(
+            "Run the conformance kit over the components and models of each PLUGIN (default: every loaded "
+            "plugin). Arguments after '--' (or from the first option on) go to pytest, e.g. "
+            "'zoo check my-plugin -- -x -k Attention'."
+        ),
+    )
+    p.set_defaults(run=run, passthrough=True)  # the arguments are split by `split_arguments`, not argparse
+
+
+def split_arguments(arguments: list[str]) -> tuple[list[str], list[str]]:
+    """``(plugin names, pytest arguments)``: names up to the first ``--`` or option, then the rest
+    (without that first ``--``)."""
+    for i, argument in enumerate(arguments):
+        if argument == "--":
+            return arguments[:i], arguments[i + 1 :]
+        if argument.startswith("-"):
+            return arguments[:i], arguments[i:]
+    return list(arguments), []
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print("zoo check needs pytest: pip install 'zoo[test]'")
         return 2
+    plugins, pytest_args = split_arguments(args.rest)
     # zoo is imported before pytest starts here, so assertion rewriting cannot apply to it
     argv = [
         "--pyargs",
@@ -30,7 +51,6 @@ def run(args: argparse.Namespace) -> int:
         "-W",
         "ignore::pytest.PytestAssertRewriteWarning",
     ]
-    for name in args.plugins:
+    for name in plugins:
         argv += ["--zoo-plugin", name]
-    extra = [a for a in args.pytest_args if a != "--"]
-    return int(pytest.main(argv + extra))
+    return int(pytest.main(argv + pytest_args))

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import functools
 import inspect
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import ModuleType
 from typing import Any, ClassVar
 
 import equinox as eqx
@@ -15,17 +21,27 @@ from zoo.interfaces import Attention, Decoder, DecoderStrategy, Embedder, Encode
 from zoo.names import parse_name
 from zoo.plugins import discover_entry_points
 from zoo.spec import import_factory
-from zoo.testing.pytest_plugin import kit_registry
+from zoo.testing.pytest_plugin import kit_registry, watch_config
 
 __all__ = [
     "INTERFACES",
     "WIRED",
     "ComponentChecks",
     "ConformanceTests",
+    "assert_configuration_unchanged",
+    "build_component",
     "assert_domains_enforced",
+    "assert_dtype",
     "assert_gradients_reach_every_parameter",
+    "assert_parameters_from_key",
+    "assert_shapes_follow_the_spec",
     "assert_trees_close",
+    "declared_dtype",
+    "numeric_constants",
     "parameter_leaves",
+    "plugin_modules",
+    "traced_shapes",
+    "untraceable_reason",
 ]
 
 INTERFACES: dict[str, type] = {
@@ -134,6 +150,212 @@ def assert_domains_enforced(entry: Any, resolve: Any) -> None:
             assert key in message, f"{entry.name!r}: the error for {key}={bad!r} does not name it: {message}"
 
 
+def assert_parameters_from_key(a: Any, b: Any, *, what: str) -> None:
+    """Every parameter leaf depends on the key: `a` and `b` are the same component or model built
+    from two different keys, and each floating-point leaf differs between them unless it is a
+    constant (every entry one value: zeros, ones, a fill). `what` names the subject, e.g.
+    ``"attention 'x'"``; the message names the contract and the leaf.
+
+    Shared by the kit's component checks (`zoo.testing.components`) and model checks
+    (`zoo.testing.models`): call it with the two builds a key check already has.
+    """
+    for (path, x), (_, y) in zip(parameter_leaves(a), parameter_leaves(b), strict=True):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.size <= 1 or bool(np.all(x == x.ravel()[0])):
+            continue  # a constant: nothing to draw
+        assert not np.array_equal(x, y), (
+            f"parameters from the key of {what}: parameter {path} is the same for two different keys and is "
+            "not a constant (drawn from a fixed key such as jax.random.key(0), or from NumPy's generator?); "
+            "draw every parameter from the `key` argument (jax.random.split it)"
+        )
+
+
+def untraceable_reason(error: BaseException) -> str:
+    """Why a constructor cannot run on a traced key (`eqx.filter_eval_shape`), in words."""
+    if isinstance(error, jax.errors.TracerArrayConversionError):
+        return (
+            "it converts a traced array to NumPy (np.asarray, np.array or NumPy maths on the key or on "
+            "arrays drawn from it); draw and transform parameters with jax.random and jax.numpy"
+        )
+    if isinstance(error, jax.errors.ConcretizationTypeError | jax.errors.TracerIntegerConversionError):
+        return (
+            "it needs a concrete value of an array drawn from the key (float(), int(), bool(), an `if` "
+            "or a shape computed from it); shapes must follow from the hyperparameters alone"
+        )
+    return "it fails on a traced key"
+
+
+def traced_shapes(make: Callable[[Any], Any], *, what: str) -> Any:
+    """``eqx.filter_eval_shape(make, key)``: the structure `make(key)` builds, with `ShapeDtypeStruct`
+    leaves, as `zoo.load` builds a model before reading its file; a constructor that cannot be traced
+    fails with the contract, `what` (the subject) and why."""
+    try:
+        return eqx.filter_eval_shape(make, jax.random.key(0))
+    except Exception as error:  # any failure of a plugin's constructor is the finding
+        first = (str(error).splitlines() or [""])[0]
+        pytest.fail(
+            f"traceable __init__ of {what}: building it under eqx.filter_eval_shape (as zoo.load does before "
+            f"it reads a file) raises {type(error).__name__}: {untraceable_reason(error)}. First line: {first}",
+            pytrace=False,
+        )
+
+
+def declared_dtype(module: Any, *params: Mapping[str, Any]) -> Any:
+    """float32, unless the subject declares a `dtype` (a field of `module`, or one of `params`)."""
+    declared = getattr(module, "dtype", None) or next((p["dtype"] for p in params if p.get("dtype")), None)
+    return jnp.dtype(declared or jnp.float32)
+
+
+def assert_dtype(tree: Any, want: Any, *, what: str, role: str = "parameter") -> int:
+    """Every floating-point array of `tree` is of dtype `want`; return how many there are.
+
+    `what` names the contract and subject (``"float32 parameters of attention 'x'"``), `role`
+    the leaves (``"parameter"``, ``"output"``)."""
+    from zoo.weights import array_paths
+
+    floats = [(p, a) for p, a in array_paths(tree) if jnp.issubdtype(a.dtype, jnp.inexact)]
+    for path, leaf in floats:
+        assert leaf.dtype == want, (
+            f"{what}: {role} {path or '(the array)'} is {leaf.dtype}, expected {jnp.dtype(want)} "
+            "(declare a `dtype` field or hyperparameter for another precision)"
+        )
+    return len(floats)
+
+
+# -- shapes determined by the spec alone ------------------------------------------------------
+
+_NOT_PLUGINS = frozenset({"zoo", "jax", "jaxlib", "equinox", "numpy", "jaxtyping", "optax", "numba", "scipy"})
+
+
+def plugin_modules(*objects: Any) -> list[ModuleType]:
+    """The modules, outside zoo's core, JAX, Equinox, NumPy and the standard library, that define
+    `objects` (classes, functions, partials) or the classes of the modules in them (walked
+    through their fields, static ones included), with their base classes."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    stack = list(objects)
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or obj is None or isinstance(obj, jax.Array | np.ndarray | str | int | float):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, functools.partial):
+            stack += [obj.func, *obj.args, *obj.keywords.values()]
+        elif inspect.isclass(obj):
+            names.update(c.__module__ for c in obj.__mro__)
+        elif inspect.isfunction(obj) or inspect.ismethod(obj):
+            names.add(obj.__module__)
+        elif isinstance(obj, eqx.Module):
+            stack.append(type(obj))
+            stack += [getattr(obj, f.name, None) for f in dataclasses.fields(obj)]
+        elif isinstance(obj, list | tuple):
+            stack += list(obj)
+        elif isinstance(obj, Mapping):
+            stack += list(obj.values())
+    tops = _NOT_PLUGINS | set(sys.stdlib_module_names)
+    return [sys.modules[n] for n in sorted(names) if n.split(".")[0] not in tops and n in sys.modules]
+
+
+def numeric_constants(modules: Iterable[ModuleType]) -> list[tuple[ModuleType, str, int | float]]:
+    """``(module, name, value)`` of every positive int or float a module holds at its top level."""
+    found = []
+    for module in modules:
+        for name, value in vars(module).items():
+            if not name.startswith("__") and type(value) in (int, float) and 0 < value < float("inf"):
+                found.append((module, name, value))
+    return found
+
+
+@contextlib.contextmanager
+def _perturbed(constants: list[tuple[ModuleType, str, int | float]]) -> Iterator[None]:
+    for module, name, value in constants:
+        setattr(module, name, 2 * value + 1)
+    try:
+        yield
+    finally:
+        for module, name, value in constants:
+            setattr(module, name, value)
+
+
+def _shapes(tree: Any) -> dict[str, tuple]:
+    from zoo.weights import array_paths
+
+    return {path: (tuple(leaf.shape), str(leaf.dtype)) for path, leaf in array_paths(tree)}
+
+
+def _first_difference(before: dict[str, tuple], after: dict[str, tuple]) -> str | None:
+    for path in sorted(set(before) | set(after)):
+        if before.get(path) != after.get(path):
+            was, now = before.get(path, "absent"), after.get(path, "absent")
+            return f"{path or '(the array)'} becomes {now} instead of {was}"
+    return None
+
+
+def assert_shapes_follow_the_spec(
+    make: Callable[[Any], Any], built: Any, *, what: str, factories: Iterable[Any] = ()
+) -> int:
+    """The shapes `make(key)` builds depend on the spec alone, not on a module constant.
+
+    Each positive number a plugin module holds at its top level (the modules of `built`'s classes
+    and of `factories`: see `plugin_modules`) is set to ``2 v + 1`` while the module's structure is
+    rebuilt under `eqx.filter_eval_shape`; a leaf whose shape or dtype changes fails, naming the
+    constant to register as a hyperparameter. Returns how many constants were perturbed (0: there
+    was nothing to perturb, and the caller should skip).
+    """
+    constants = numeric_constants(plugin_modules(built, *factories))
+    if not constants:
+        return 0
+    reference = _shapes(traced_shapes(make, what=what))
+
+    def change(subset) -> str | Exception | None:
+        with _perturbed(subset):
+            try:
+                return _first_difference(reference, _shapes(eqx.filter_eval_shape(make, jax.random.key(0))))
+            except Exception as error:  # the build refuses the perturbed value: no finding here
+                return error
+
+    together = change(constants)
+    if together is None:
+        return len(constants)
+    for constant in constants:
+        difference = change([constant])
+        if isinstance(difference, str):
+            module, name, value = constant
+            raise AssertionError(
+                f"shapes determined by the spec alone, {what}: with the same spec, {difference} when the module "
+                f"constant {module.__name__}.{name} = {value!r} is {2 * value + 1!r}. A release that changes it "
+                f"cannot load the files saved now: register it as a hyperparameter (the table's params, with a "
+                f"domain) and pass it to the factory"
+            )
+    return len(constants)
+
+
+def assert_configuration_unchanged(plugins: Iterable[str], *, what: str) -> None:
+    """JAX's global configuration is as it was before the plugins loaded: no plugin of `plugins`
+    changed it (loading, importing a factory or building, as `zoo.testing.pytest_plugin.watch_config`
+    recorded), and nothing since the kit started has left it changed. `what` names the subject."""
+    from zoo.testing.pytest_plugin import _REGISTRY, _restore, config_changes
+
+    def listed(changed) -> str:
+        return ", ".join(f"{flag} {old!r} -> {new!r}" for flag, (old, new) in sorted(changed.items()))
+
+    advice = (
+        "every model built after it in the process would change (float64 parameters whose files other "
+        "processes cannot load, say); a plugin must leave jax.config to the program that uses it"
+    )
+    for plugin in sorted(set(plugins)):
+        for action, changed in config_changes(plugin):
+            raise AssertionError(
+                f"JAX's global configuration unchanged, {what}: plugin {plugin!r} changed it when {action}: "
+                f"{listed(changed)}; {advice}"
+            )
+    drift = _restore(_REGISTRY["config"]) if "config" in _REGISTRY else {}
+    assert not drift, (
+        f"JAX's global configuration unchanged, {what}: it has changed since the kit started, before this "
+        f"check (by an import or build of the plugins checked so far): {listed(drift)}; {advice}"
+    )
+
+
 class ConformanceTests:
     """Fixtures shared by every class of the kit (subclass a concrete one)."""
 
@@ -152,6 +374,28 @@ class ConformanceTests:
         return lambda: next(keys)
 
 
+_KIND_CHECKS = {
+    "embedder": "zoo.testing.components:EmbedderTests",
+    "cell": "zoo.testing.components:CellTests",
+    "encoder": "zoo.testing.components:EncoderTests",
+    "attention": "zoo.testing.attention:AttentionTests",
+}
+"""Kind -> the kit class whose `make(registry, entry, key)` builds a component of it."""
+
+
+def build_component(registry: Any, entry: Any, key: Any) -> Any:
+    """`entry` built as its kind's checks build it (`_KIND_CHECKS`); a strategy is built without a
+    key; a kind the kit builds only inside its host model (a decoder) is imported, and None returned."""
+    if entry.kind == "strategy":
+        from zoo.builder import component_spec
+
+        return component_spec(entry.name, kind="strategy", registry=registry, **entry.test).build()
+    if entry.kind not in _KIND_CHECKS:
+        import_factory(entry.factory, plugin=entry.plugin)
+        return None
+    return import_factory(_KIND_CHECKS[entry.kind]).make(registry, entry, key)
+
+
 class ComponentChecks(ConformanceTests):
     """What every component passes, whatever its kind."""
 
@@ -159,6 +403,14 @@ class ComponentChecks(ConformanceTests):
     @classmethod
     def entry(cls, registry, zoo_component):
         return registry.component(zoo_component)
+
+    def test_jax_configuration_is_unchanged(self, registry, entry):
+        """Loading the plugin, importing the factory and building leave `jax.config` as it was
+        (first: a changed configuration would fail other checks for the wrong reason)."""
+        building = watch_config(entry.plugin, f"importing and building {entry.name!r}")
+        with building, contextlib.suppress(Exception):  # a factory that fails to build fails its own checks
+            build_component(registry, entry, jax.random.key(0))
+        assert_configuration_unchanged([entry.plugin], what=f"{entry.kind} {entry.name!r}")
 
     def test_plugin_loaded_through_entry_point(self, registry, entry):
         names = {ep.name for ep in discover_entry_points()}
@@ -202,3 +454,22 @@ class ComponentChecks(ConformanceTests):
             spec = registry.describe(name)
             assert registry.describe(spec.name) == spec, f"canonical name {spec.name!r} does not re-resolve"
             assert spec.slot(fits[0]).component == entry.name
+
+    def test_shapes_follow_the_spec(self, registry, entry):
+        """Its shapes come from its hyperparameters, not from a constant of its plugin's modules."""
+        if entry.kind not in _KIND_CHECKS:
+            pytest.skip(f"a {entry.kind} has no parameter shapes checked on its own (see its host model)")
+
+        def make(key):
+            return build_component(registry, entry, key)
+
+        try:
+            eqx.filter_eval_shape(make, jax.random.key(0))
+        except Exception:  # its traceable-__init__ check reports it
+            pytest.skip("it cannot be built under eqx.filter_eval_shape: its traceable-__init__ check says why")
+        factory = import_factory(entry.factory, plugin=entry.plugin)
+        perturbed = assert_shapes_follow_the_spec(
+            make, make(jax.random.key(0)), what=f"{entry.kind} {entry.name!r}", factories=[factory]
+        )
+        if not perturbed:
+            pytest.skip(f"no numeric module constant in {[m.__name__ for m in plugin_modules(factory)]}")

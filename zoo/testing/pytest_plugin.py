@@ -2,18 +2,35 @@
 
 Adds ``--zoo-plugin NAME`` (repeatable; default: every loaded plugin), the
 fixtures the base classes use, parametrization over components and models,
-and a summary line of checks run and skipped. Light at import: no JAX.
+and a summary line of checks run and skipped over the components and models
+checked (the placeholder of a class with nothing to check counts as neither).
+Light at import: no JAX (JAX loads with the kit's registry, when a kit class is collected).
+
+JAX's global configuration is watched: the kit records it before any plugin
+loads, loads the plugins one at a time and records what each changed (then
+puts the configuration back, so one plugin cannot change the others' checks);
+`config_changes` gives what a plugin changed, `watch_config` does the same
+around an import or a build, and ``test_jax_configuration_is_unchanged``
+(`zoo.testing.base`) fails a plugin that changed it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+__all__ = ["config_changes", "jax_configuration", "kit_registry", "selected_plugins", "watch_config"]
+
 _REGISTRY: dict[str, Any] = {}
+"""The kit's session state: ``registry``, ``config`` (JAX's configuration before any plugin
+loaded) and ``changes`` (plugin -> list of ``(action, {flag: (before, after)})``)."""
 _MARK = "zoo_conformance"
+_SUBJECTS = pytest.StashKey[dict[str, str]]()  # node id -> the component or model it checks
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -34,17 +51,61 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{_MARK}: a check of the zoo conformance kit")
+    config.stash[_SUBJECTS] = {}
+
+
+def jax_configuration() -> dict[str, Any]:
+    """Every flag of `jax.config` and its value now."""
+    import jax
+
+    return dict(jax.config.values)
+
+
+def _restore(before: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Put JAX's configuration back to `before`; return what had changed (flag -> (before, after))."""
+    import jax
+
+    changed = {k: (v, jax.config.values.get(k)) for k, v in before.items() if jax.config.values.get(k) != v}
+    for flag, (value, _) in changed.items():
+        jax.config.update(flag, value)
+    return changed
+
+
+@contextlib.contextmanager
+def watch_config(plugin: str, action: str) -> Iterator[None]:
+    """Record any change `action` (e.g. ``"importing its factory"``) makes to JAX's configuration
+    against `plugin`, and put the configuration back afterwards."""
+    before = jax_configuration()
+    try:
+        yield
+    finally:
+        changed = _restore(before)
+        if changed:
+            _REGISTRY.setdefault("changes", {}).setdefault(plugin, []).append((action, changed))
+
+
+def config_changes(plugin: str) -> list[tuple[str, dict[str, tuple[Any, Any]]]]:
+    """What `plugin` changed in JAX's configuration this session, as ``[(action, {flag: (before, after)})]``."""
+    return list(_REGISTRY.get("changes", {}).get(plugin, []))
 
 
 def kit_registry():
-    """One registry with every plugin loaded, shared by the session."""
+    """One registry with every plugin loaded, shared by the session.
+
+    Plugins load one entry-point name at a time, each under `watch_config`.
+    """
     if "registry" not in _REGISTRY:
-        from zoo.plugins import PluginWarning
+        from zoo.plugins import PluginWarning, discover_entry_points
         from zoo.registry import Registry
 
+        _REGISTRY["config"] = jax_configuration()
+        registry = Registry()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PluginWarning)  # broken plugins fail their own checks
-            _REGISTRY["registry"] = Registry.with_plugins()
+            for name, eps in itertools.groupby(discover_entry_points(), key=lambda ep: ep.name):
+                with watch_config(name, "loading (its entry point's import and registration)"):
+                    registry.load_plugins(list(eps))
+        _REGISTRY["registry"] = registry
     return _REGISTRY["registry"]
 
 
@@ -60,14 +121,17 @@ def selected_plugins(config: pytest.Config) -> list[str]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    wants = {"zoo_component", "zoo_model"} & set(metafunc.fixturenames)
+    if not wants:
+        return  # not a kit check: load nothing
     from zoo.testing.cases import component_cases, model_cases
 
     plugins = selected_plugins(metafunc.config)
-    if "zoo_component" in metafunc.fixturenames:
+    if "zoo_component" in wants:
         kind = getattr(metafunc.cls, "zoo_kind", None)
         names = component_cases(kit_registry(), plugins, kind)
         _parametrize(metafunc, "zoo_component", names, f"no {kind or 'component'} in plugins {plugins}")
-    if "zoo_model" in metafunc.fixturenames:
+    if "zoo_model" in wants:
         interface = getattr(metafunc.cls, "zoo_model_interface", None)
         every_host = metafunc.config.getoption("--zoo-every-host")
         names = model_cases(kit_registry(), plugins, interface, every_host=every_host)
@@ -82,25 +146,37 @@ def _parametrize(metafunc: pytest.Metafunc, argname: str, names: list[str], reas
         metafunc.parametrize(argname, [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ids=["none"])
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    subjects = config.stash[_SUBJECTS]
     for item in items:
         cls = getattr(item, "cls", None)
-        if cls is not None and getattr(cls, "_zoo_conformance", False):
-            item.add_marker(_MARK)
+        if cls is None or not getattr(cls, "_zoo_conformance", False):
+            continue
+        item.add_marker(_MARK)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        subject = params.get("zoo_component") or params.get("zoo_model")
+        if subject is not None:  # None: the placeholder of a class with nothing to check
+            subjects[item.nodeid] = subject
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    counts = {"passed": 0, "skipped": 0, "failed": 0}
-    subjects: set[str] = set()
-    for outcome in counts:
+    subjects = config.stash.get(_SUBJECTS, {})
+    outcomes: dict[str, str] = {}
+    for outcome in ("passed", "skipped", "failed", "error"):
         for report in terminalreporter.stats.get(outcome, []):
-            if _MARK in getattr(report, "keywords", {}) and (report.when == "call" or outcome == "skipped"):
-                counts[outcome] += 1
-                subject = report.nodeid.rsplit("[", 1)[-1].rstrip("]")
-                if subject != "none":
-                    subjects.add(subject)
-    if sum(counts.values()):
+            nodeid = getattr(report, "nodeid", None)
+            if nodeid not in subjects:
+                continue  # not a kit check, or a placeholder
+            if report.failed or outcome == "error":
+                outcomes[nodeid] = "failed"  # a failing fixture (setup, teardown) fails the check too
+            elif outcome == "skipped":
+                outcomes.setdefault(nodeid, "skipped")
+            elif report.when == "call":
+                outcomes.setdefault(nodeid, "passed")
+    if outcomes:
+        counts = {k: sum(1 for v in outcomes.values() if v == k) for k in ("passed", "skipped", "failed")}
+        checked = {subjects[n] for n in outcomes}
         terminalreporter.write_line(
             f"zoo conformance kit: {counts['passed']} checks passed, {counts['skipped']} skipped, "
-            f"{counts['failed']} failed, over {len(subjects)} components and models"
+            f"{counts['failed']} failed, over {len(checked)} components and models"
         )
