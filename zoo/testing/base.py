@@ -153,7 +153,8 @@ def assert_domains_enforced(entry: Any, resolve: Any) -> None:
 def assert_parameters_from_key(a: Any, b: Any, *, what: str) -> None:
     """Every parameter leaf depends on the key: `a` and `b` are the same component or model built
     from two different keys, and each floating-point leaf differs between them unless it is a
-    constant (every entry one value: zeros, ones, a fill). `what` names the subject, e.g.
+    constant (at most two distinct values: zeros, ones, a fill, a gate bias of 0s and -1s, an
+    identity). `what` names the subject, e.g.
     ``"attention 'x'"``; the message names the contract and the leaf.
 
     Shared by the kit's component checks (`zoo.testing.components`) and model checks
@@ -161,12 +162,12 @@ def assert_parameters_from_key(a: Any, b: Any, *, what: str) -> None:
     """
     for (path, x), (_, y) in zip(parameter_leaves(a), parameter_leaves(b), strict=True):
         x, y = np.asarray(x), np.asarray(y)
-        if x.size <= 1 or bool(np.all(x == x.ravel()[0])):
+        if np.unique(x).size <= 2:
             continue  # a constant: nothing to draw
         assert not np.array_equal(x, y), (
             f"parameters from the key of {what}: parameter {path} is the same for two different keys and is "
-            "not a constant (drawn from a fixed key such as jax.random.key(0), or from NumPy's generator?); "
-            "draw every parameter from the `key` argument (jax.random.split it)"
+            "not a constant such as zeros or ones (drawn from a fixed key such as jax.random.key(0), or from "
+            "NumPy's generator?); draw every parameter from the `key` argument (jax.random.split it)"
         )
 
 
@@ -257,11 +258,21 @@ def plugin_modules(*objects: Any) -> list[ModuleType]:
 
 
 def numeric_constants(modules: Iterable[ModuleType]) -> list[tuple[ModuleType, str, int | float]]:
-    """``(module, name, value)`` of every positive int or float a module holds at its top level."""
+    """``(module, name, value)`` of every positive int or float a module holds at its top level,
+    but those imported from zoo's core (a name zoo's modules bind to the same value, such as
+    `zoo.data.chars.NUM_CHARS`: zoo's own formats, fixed by zoo's version)."""
+    core = {
+        (name, value)
+        for mod_name, mod in list(sys.modules.items())
+        if mod_name.split(".")[0] == "zoo" and mod is not None
+        for name, value in vars(mod).items()
+        if type(value) in (int, float)
+    }
     found = []
     for module in modules:
         for name, value in vars(module).items():
-            if not name.startswith("__") and type(value) in (int, float) and 0 < value < float("inf"):
+            numeric = type(value) in (int, float) and 0 < value < float("inf")
+            if numeric and not name.startswith("__") and (name, value) not in core:
                 found.append((module, name, value))
     return found
 

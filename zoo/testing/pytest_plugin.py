@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -72,16 +72,17 @@ def _restore(before: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
 
 
 @contextlib.contextmanager
-def watch_config(plugin: str, action: str) -> Iterator[None]:
+def watch_config(plugins: str | Iterable[str], action: str) -> Iterator[None]:
     """Record any change `action` (e.g. ``"importing its factory"``) makes to JAX's configuration
-    against `plugin`, and put the configuration back afterwards."""
+    against each of `plugins` (a name or several), and put the configuration back afterwards."""
     before = jax_configuration()
     try:
         yield
     finally:
         changed = _restore(before)
-        if changed:
-            _REGISTRY.setdefault("changes", {}).setdefault(plugin, []).append((action, changed))
+        for plugin in [plugins] if isinstance(plugins, str) else plugins:
+            if changed:
+                _REGISTRY.setdefault("changes", {}).setdefault(plugin, []).append((action, changed))
 
 
 def config_changes(plugin: str) -> list[tuple[str, dict[str, tuple[Any, Any]]]]:
