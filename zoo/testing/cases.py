@@ -30,7 +30,7 @@ def model_cases(
     With `interface`, only architectures whose class subclasses it (a factory
     that is a function, not a class, is kept: its checks decide when built).
     """
-    architectures = {name: arch for name, arch in registry.architectures.items() if _may_be(arch.factory, interface)}
+    architectures = {name: arch for name, arch in registry.architectures.items() if _may_be(arch, interface)}
     wanted: list[str] = [n for n, a in architectures.items() if a.plugin in plugins]
     for component in component_cases(registry, plugins, None):
         entry = registry.components[component]
@@ -55,11 +55,15 @@ def model_cases(
     return sorted(seen.values())
 
 
-def _may_be(factory: str, interface: type | None) -> bool:
+def _may_be(arch, interface: type | None) -> bool:
+    """Whether `arch`'s factory may build an `interface` (imported under the kit's watch on JAX's configuration)."""
     if interface is None:
         return True
+    from zoo.testing.pytest_plugin import watch_config
+
     try:
-        made = import_factory(factory)
+        with watch_config(arch.plugin, f"importing {arch.factory!r}"):
+            made = import_factory(arch.factory)
     except Exception:  # an unimportable factory fails its own model checks
         return True
     return not isinstance(made, type) or issubclass(made, interface)

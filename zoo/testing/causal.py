@@ -17,7 +17,7 @@ import pytest
 from zoo.builder import build
 from zoo.interfaces import LanguageModel
 from zoo.resolve import architecture_of
-from zoo.testing.base import ConformanceTests, assert_trees_close
+from zoo.testing.base import ConformanceTests, assert_dtype, assert_trees_close, declared_dtype
 
 __all__ = ["CausalModelTests"]
 
@@ -51,6 +51,10 @@ class CausalModelTests(ConformanceTests):
 
     zoo_model_interface = LanguageModel
 
+    @staticmethod
+    def subject(zoo_model: str) -> str:
+        return f"language model {zoo_model!r}"
+
     @pytest.fixture(scope="class")
     @classmethod
     def model(cls, registry, zoo_model):
@@ -72,7 +76,7 @@ class CausalModelTests(ConformanceTests):
         return jnp.tile(ids, (LENGTH - 1, 1)).at[jnp.arange(LENGTH - 1), positions].set(changed)
 
     @pytest.mark.parametrize("training", [False, True], ids=["inference", "dropout"])
-    def test_later_tokens_never_change_earlier_outputs(self, model, ids, training):
+    def test_later_tokens_never_change_earlier_outputs(self, zoo_model, model, ids, training):
         key = jax.random.key(5) if training else None
         base = _run_each(model, ids[None], key)[0]
         varied = _run_each(model, self._variants(model, ids), key)
@@ -83,37 +87,48 @@ class CausalModelTests(ConformanceTests):
                 np.asarray(base[: t + 1]),
                 atol=1e-5,
                 rtol=1e-5,
-                err_msg=f"changing the token at {t + 1} changed an output at or before {t}",
+                err_msg=f"causality of {self.subject(zoo_model)}: changing the token at {t + 1} changed an output "
+                f"at or before {t}",
             )
             moved |= not np.allclose(np.asarray(varied[t, t + 1]), np.asarray(base[t + 1]), atol=1e-6)
-        assert moved, "the outputs never depend on the current token"
+        assert moved, f"causality of {self.subject(zoo_model)}: the outputs never depend on the current token"
 
-    def test_carried_state_equals_one_pass(self, model, ids):
+    def test_carried_state_equals_one_pass(self, zoo_model, model, ids):
+        what = f"carried state equals one pass, {self.subject(zoo_model)}"
         ones = jnp.ones(LENGTH, bool)
         whole, final = _run(model, ids, ones, model.init_state())
         cut = 4
         first, state = _run(model, ids[:cut], ones[:cut], model.init_state())
         second, carried = _run(model, ids[cut:], ones[cut:], state)
-        assert whole.shape == (LENGTH, model.vocab_size)
-        assert_trees_close(jnp.concatenate([first, second]), whole, atol=1e-5)
-        assert_trees_close(carried, final, atol=1e-5)
+        assert whole.shape == (LENGTH, model.vocab_size), f"{what}: logits of shape {whole.shape}"
+        assert_trees_close(jnp.concatenate([first, second]), whole, atol=1e-5, what=f"{what} (logits)")
+        assert_trees_close(carried, final, atol=1e-5, what=f"{what} (final state)")
 
-    def test_step_by_step_equals_one_pass(self, model, ids):
+    def test_logits_are_float32(self, zoo_model, model, ids):
+        """float32 logits, unless the model declares a `dtype`."""
+        want = declared_dtype(model, model.spec.params)
+        logits, _ = _run(model, ids, jnp.ones(LENGTH, bool), model.init_state())
+        assert_dtype(logits, want, what=f"{want} outputs of {self.subject(zoo_model)}", role="logits")
+
+    def test_step_by_step_equals_one_pass(self, zoo_model, model, ids):
+        what = f"step by step equals one pass, {self.subject(zoo_model)}"
         whole, final = _run(model, ids, jnp.ones(LENGTH, bool), model.init_state())
         stepped, stepped_final = _run_steps(model, ids)
-        assert_trees_close(stepped, whole, atol=1e-5)
-        assert_trees_close(stepped_final, final, atol=1e-5)
+        assert_trees_close(stepped, whole, atol=1e-5, what=f"{what} (logits)")
+        assert_trees_close(stepped_final, final, atol=1e-5, what=f"{what} (final state)")
 
-    def test_padding_holds_the_state(self, model, ids):
+    def test_padding_holds_the_state(self, zoo_model, model, ids):
+        what = f"padding holds the state, {self.subject(zoo_model)}"
         real = 5
         mask = jnp.arange(LENGTH) < real
         padded, held = _run(model, ids, mask, model.init_state())
         short, final = _run(model, ids[:real], jnp.ones(real, bool), model.init_state())
-        assert_trees_close(padded[:real], short, atol=1e-5)
-        assert_trees_close(held, final, atol=1e-5)
-        assert bool(jnp.all(jnp.isfinite(padded))), "logits at padded positions must be finite"
+        assert_trees_close(padded[:real], short, atol=1e-5, what=f"{what} (logits at real positions)")
+        assert_trees_close(held, final, atol=1e-5, what=f"{what} (the state after the last real token)")
+        assert bool(jnp.all(jnp.isfinite(padded))), f"{what}: logits at padded positions must be finite"
 
-    def test_reset_rows_ignore_the_carry(self, model):
+    def test_reset_rows_ignore_the_carry(self, zoo_model, model):
+        what = f"reset rows ignore the carry, {self.subject(zoo_model)}"
         batch = model.example_batch(key=jax.random.key(3), batch_size=3, length=8)
         fresh = model.loss(batch)
         noise = jax.tree.map(
@@ -125,13 +140,15 @@ class CausalModelTests(ConformanceTests):
             model.initial_carry(3),
         )
         reset = dict(batch, reset=jnp.ones(3, bool))
-        np.testing.assert_allclose(float(model.carried_loss(reset, noise)[0]), float(fresh), rtol=1e-5)
+        np.testing.assert_allclose(
+            float(model.carried_loss(reset, noise)[0]), float(fresh), rtol=1e-5, err_msg=f"{what}: the loss differs"
+        )
         if any(jnp.issubdtype(a.dtype, jnp.floating) for a in jax.tree.leaves(noise)):
             kept = dict(batch, reset=jnp.zeros(3, bool))
-            assert float(model.carried_loss(kept, noise)[0]) != float(fresh), "the carried state is ignored"
+            assert float(model.carried_loss(kept, noise)[0]) != float(fresh), f"{what}: the carried state is ignored"
 
     @pytest.mark.parametrize("training", [False, True], ids=["inference", "dropout"])
-    def test_loss_and_gradients_equal_the_logits(self, model, training):
+    def test_loss_and_gradients_equal_the_logits(self, zoo_model, model, training):
         """`carried_loss` (through `output_layer`, if the model has one) gives the mean of
         `token_nll` and the same gradients."""
         batch = model.example_batch(key=jax.random.key(6), batch_size=3, length=8)
@@ -147,10 +164,11 @@ class CausalModelTests(ConformanceTests):
 
         value, grads = eqx.filter_jit(eqx.filter_value_and_grad(carried))(model)
         expected, expected_grads = eqx.filter_jit(eqx.filter_value_and_grad(from_logits))(model)
-        np.testing.assert_allclose(float(value), float(expected), rtol=1e-5)
-        assert_trees_close(grads, expected_grads, atol=1e-5)
+        what = f"loss and gradients equal the logits, {self.subject(zoo_model)}"
+        np.testing.assert_allclose(float(value), float(expected), rtol=1e-5, err_msg=f"{what}: the loss differs")
+        assert_trees_close(grads, expected_grads, atol=1e-5, what=f"{what} (gradients)")
         if model.output_layer() is not None:
             x, _ = model.features(batch["ids"][0], batch["mask"][0], model.init_state())
             weight, bias = model.output_layer()
             logits, _ = model(batch["ids"][0], batch["mask"][0], model.init_state())
-            assert_trees_close(x @ weight.T + bias, logits, atol=1e-5)
+            assert_trees_close(x @ weight.T + bias, logits, atol=1e-5, what=f"{what} (features W^T + b)")
