@@ -93,6 +93,18 @@ class Embedder(eqx.Module):
 
     Factories are called as ``factory(num_embeddings=V, *, key, **params)``
     when used as a component.
+
+    Checked by `zoo.testing.EmbedderTests`: ``[seq, embedding_size]`` finite vectors
+    (``test_shapes_and_dtype``); `vectors` is what a static embedder gives each id
+    (``test_a_static_embedder_gives_its_vectors``); padding never changes the vectors of real
+    tokens (``test_padding_does_not_change_real_positions``); jit and vmap change nothing
+    (``test_jit_matches_eager``, ``test_vmap_equals_loop``); gradients reach every parameter
+    (``test_gradients_reach_every_parameter``).
+    Like every component it builds under `eqx.filter_eval_shape` (``test_init_traces_under_eval_shape``),
+    draws every parameter but constants from `key` (``test_every_parameter_depends_on_the_key``), keeps
+    float32 parameters and outputs unless it declares a `dtype` (``test_parameters_are_float32``,
+    ``test_outputs_are_float32``) and gives the same outputs for the same inputs
+    (``test_same_inputs_same_outputs``).
     """
 
     num_embeddings: eqx.AbstractVar[int]
@@ -152,6 +164,18 @@ class RecurrentCell(eqx.Module):
     ``cell(x, state) == cell.recur(cell.project(x), state)``; a scan computes
     `project` for all positions as one matrix product, then runs only `recur`.
     Factories are called as ``factory(input_size=, hidden_size=, *, key, **params)``.
+
+    Checked by `zoo.testing.CellTests`: the split (``test_step_equals_project_then_recur``);
+    `scan` and `run` hold the state on padding in both directions and equal stepping the cell over
+    the real positions, last to first with ``reverse=True`` (``test_state_is_held_on_padding``,
+    ``test_reverse_with_padding_starts_at_the_last_real_position``); `run` equals `project` then
+    `scan` (``test_run_equals_project_then_scan``); jit and vmap (``test_scan_jit_and_vmap``);
+    gradients reach every parameter (``test_gradients_reach_every_parameter``).
+    Like every component it builds under `eqx.filter_eval_shape` (``test_init_traces_under_eval_shape``),
+    draws every parameter but constants from `key` (``test_every_parameter_depends_on_the_key``), keeps
+    float32 parameters and outputs unless it declares a `dtype` (``test_parameters_are_float32``,
+    ``test_outputs_are_float32``) and gives the same outputs for the same inputs
+    (``test_same_inputs_same_outputs``).
     """
 
     input_size: eqx.AbstractVar[int]
@@ -180,6 +204,10 @@ class RecurrentCell(eqx.Module):
         self, projected: Float[Array, "seq proj"], mask: Bool[Array, " seq"], state: PyTree, *, reverse: bool = False
     ) -> tuple[Float[Array, "seq hidden"], PyTree]:
         """`recur` over every position, holding the state where `mask` is False.
+
+        With `reverse`, positions are read last to first and each keeps its own mask entry: on a
+        right-padded sequence the scan holds the initial state over the pads, then reads the real
+        positions backwards.
 
         **Returns:** ``(output of the state after each position [seq, hidden], final state)``.
         A cell may replace this with a fused implementation computing the same
@@ -210,6 +238,18 @@ class Encoder(eqx.Module):
 
     Factories are called as ``factory(input_size=, cell=<cell factory or None>, *,
     key, **params)``. Padded positions never change the result at real positions.
+
+    Checked by `zoo.testing.EncoderTests`: an `EncoderOutput` of the declared sizes
+    (``test_is_an_encoder_with_declared_sizes``); zero states at padded positions
+    (``test_padded_positions_are_zero``); padding never changes states or `final`
+    (``test_padding_invariance``); vmap equals a loop (``test_vmap_equals_loop``); the same dropout
+    key gives the same result (``test_dropout_key_is_deterministic``); gradients reach every
+    parameter (``test_gradients_reach_every_parameter``).
+    Like every component it builds under `eqx.filter_eval_shape` (``test_init_traces_under_eval_shape``),
+    draws every parameter but constants from `key` (``test_every_parameter_depends_on_the_key``), keeps
+    float32 parameters and outputs unless it declares a `dtype` (``test_parameters_are_float32``,
+    ``test_outputs_are_float32``) and gives the same outputs for the same inputs
+    (``test_same_inputs_same_outputs``).
     """
 
     input_size: eqx.AbstractVar[int]
@@ -236,9 +276,26 @@ class Attention(eqx.Module):
 
     Factories are called as ``factory(query_size=, key_size=, *, key, **params)``.
     The weights sum to 1 over real positions, are exactly 0 on masked ones, and are
-    never NaN (mask with ``finfo.min``, softmax in float32).
+    never NaN (mask with ``finfo.min``, softmax in float32); with every position masked
+    they are all 0 and the context is 0. Stateless: what `precompute` computes travels in
+    the `Memory`, never on the module, so one attention serves many sources in any order.
     `reads_previous_state` says which decoder state the query is: True for
     Bahdanau (s_{t-1}, before the recurrent step), False for Luong (s_t, after it).
+
+    Checked by `zoo.testing.AttentionTests`: statelessness, interleaved sources equal fresh
+    calls and no attribute but the fields (``test_is_stateless``); a distribution over real
+    positions, exact zeros on masked ones (``test_weights_form_a_distribution_over_real_positions``);
+    all masked, zero weights and context and finite gradients
+    (``test_fully_masked_memory_gives_zero_weights_and_context``); the context is
+    ``weights @ values`` for values of any width (``test_context_is_the_weighted_sum_of_any_values``);
+    padding never changes a result (``test_padding_invariance``); vmap and jit
+    (``test_vmap_equals_loop_and_jit``); gradients reach every parameter
+    (``test_gradients_reach_every_parameter``).
+    Like every component it builds under `eqx.filter_eval_shape` (``test_init_traces_under_eval_shape``),
+    draws every parameter but constants from `key` (``test_every_parameter_depends_on_the_key``), keeps
+    float32 parameters and outputs unless it declares a `dtype` (``test_parameters_are_float32``,
+    ``test_outputs_are_float32``) and gives the same outputs for the same inputs
+    (``test_same_inputs_same_outputs``).
     """
 
     query_size: eqx.AbstractVar[int]
