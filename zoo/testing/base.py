@@ -28,6 +28,7 @@ __all__ = [
     "WIRED",
     "ComponentChecks",
     "ConformanceTests",
+    "Constant",
     "assert_configuration_unchanged",
     "build_component",
     "assert_domains_enforced",
@@ -257,10 +258,47 @@ def plugin_modules(*objects: Any) -> list[ModuleType]:
     return [sys.modules[n] for n in sorted(names) if n.split(".")[0] not in tops and n in sys.modules]
 
 
-def numeric_constants(modules: Iterable[ModuleType]) -> list[tuple[ModuleType, str, int | float]]:
-    """``(module, name, value)`` of every positive int or float a module holds at its top level,
-    but those imported from zoo's core (a name zoo's modules bind to the same value, such as
-    `zoo.data.chars.NUM_CHARS`: zoo's own formats, fixed by zoo's version)."""
+@dataclasses.dataclass(frozen=True)
+class Constant:
+    """A number a plugin's code holds outside the spec: a module's top-level name, or the default
+    of a factory's argument (`owner` is the module or the function)."""
+
+    owner: Any
+    name: str
+    value: int | float
+
+    def __str__(self) -> str:
+        if isinstance(self.owner, ModuleType):
+            return f"the module constant {self.owner.__name__}.{self.name} = {self.value!r}"
+        return f"the default {self.name}={self.value!r} of {self.owner.__qualname__}"
+
+    def set(self, value: int | float) -> None:
+        if isinstance(self.owner, ModuleType):
+            setattr(self.owner, self.name, value)
+        elif self.name in (self.owner.__kwdefaults__ or {}):
+            self.owner.__kwdefaults__ = {**self.owner.__kwdefaults__, self.name: value}
+        else:
+            positional = _argument_defaults(self.owner, keywords=False)
+            self.owner.__defaults__ = tuple(value if n == self.name else d for n, d in positional.items())
+
+
+def _argument_defaults(function: Any, *, keywords: bool = True) -> dict[str, Any]:
+    """``{argument: default}`` of `function` (positional ones in order, then keyword-only ones)."""
+    values = function.__defaults__ or ()
+    names = function.__code__.co_varnames[: function.__code__.co_argcount]
+    positional = dict(zip(names[len(names) - len(values) :], values, strict=True))
+    return {**positional, **(function.__kwdefaults__ or {})} if keywords else positional
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float) and 0 < value < float("inf")
+
+
+def numeric_constants(modules: Iterable[ModuleType], factories: Iterable[Any] = ()) -> list[Constant]:
+    """Every positive int or float `modules` hold at their top level (but those imported from zoo's
+    core: a name zoo's modules bind to the same value, such as `zoo.data.chars.NUM_CHARS`, is one of
+    zoo's own formats, fixed by zoo's version), and every numeric default of the arguments of
+    `factories` (classes: their ``__init__``)."""
     core = {
         (name, value)
         for mod_name, mod in list(sys.modules.items())
@@ -268,24 +306,31 @@ def numeric_constants(modules: Iterable[ModuleType]) -> list[tuple[ModuleType, s
         for name, value in vars(mod).items()
         if type(value) in (int, float)
     }
-    found = []
-    for module in modules:
-        for name, value in vars(module).items():
-            numeric = type(value) in (int, float) and 0 < value < float("inf")
-            if numeric and not name.startswith("__") and (name, value) not in core:
-                found.append((module, name, value))
+    found = [
+        Constant(module, name, value)
+        for module in modules
+        for name, value in vars(module).items()
+        if _is_number(value) and not name.startswith("__") and (name, value) not in core
+    ]
+    for factory in factories:
+        function = getattr(factory, "__init__", None) if inspect.isclass(factory) else factory
+        if not inspect.isfunction(function):
+            continue
+        defaults = _argument_defaults(function)
+        found += [Constant(function, name, value) for name, value in defaults.items() if _is_number(value)]
     return found
 
 
 @contextlib.contextmanager
-def _perturbed(constants: list[tuple[ModuleType, str, int | float]]) -> Iterator[None]:
-    for module, name, value in constants:
-        setattr(module, name, 2 * value + 1)
+def _perturbed(constants: list[Constant]) -> Iterator[None]:
+    """Each constant at ``2 v + 1`` for the duration."""
+    for constant in constants:
+        constant.set(2 * constant.value + 1)
     try:
         yield
     finally:
-        for module, name, value in constants:
-            setattr(module, name, value)
+        for constant in constants:
+            constant.set(constant.value)
 
 
 def _shapes(tree: Any) -> dict[str, tuple]:
@@ -305,38 +350,37 @@ def _first_difference(before: dict[str, tuple], after: dict[str, tuple]) -> str 
 def assert_shapes_follow_the_spec(
     make: Callable[[Any], Any], built: Any, *, what: str, factories: Iterable[Any] = ()
 ) -> int:
-    """The shapes `make(key)` builds depend on the spec alone, not on a module constant.
+    """The shapes `make(key)` builds depend on the spec alone, not on a number held in code.
 
-    Each positive number a plugin module holds at its top level (the modules of `built`'s classes
-    and of `factories`: see `plugin_modules`) is set to ``2 v + 1`` while the module's structure is
-    rebuilt under `eqx.filter_eval_shape`; a leaf whose shape or dtype changes fails, naming the
-    constant to register as a hyperparameter. Returns how many constants were perturbed (0: there
-    was nothing to perturb, and the caller should skip).
+    Each `numeric_constants` of the plugin modules of `built` and `factories` (see `plugin_modules`),
+    and of the factories' argument defaults, is set to ``2 v + 1`` while the structure is rebuilt
+    under `eqx.filter_eval_shape` (all at once; one at a time to name the culprit); a leaf whose
+    shape or dtype changes fails, naming the constant to register as a hyperparameter. (A registered
+    hyperparameter is passed to the factory explicitly, so its default never matters.) Returns how
+    many constants were perturbed (0: nothing to perturb; the caller should skip).
     """
-    constants = numeric_constants(plugin_modules(built, *factories))
+    factories = list(factories)
+    constants = numeric_constants(plugin_modules(built, *factories), factories)
     if not constants:
         return 0
     reference = _shapes(traced_shapes(make, what=what))
 
-    def change(subset) -> str | Exception | None:
+    def change(subset: list[Constant]) -> str | Exception | None:
         with _perturbed(subset):
             try:
                 return _first_difference(reference, _shapes(eqx.filter_eval_shape(make, jax.random.key(0))))
             except Exception as error:  # the build refuses the perturbed value: no finding here
                 return error
 
-    together = change(constants)
-    if together is None:
+    if change(constants) is None:
         return len(constants)
     for constant in constants:
         difference = change([constant])
         if isinstance(difference, str):
-            module, name, value = constant
             raise AssertionError(
-                f"shapes determined by the spec alone, {what}: with the same spec, {difference} when the module "
-                f"constant {module.__name__}.{name} = {value!r} is {2 * value + 1!r}. A release that changes it "
-                f"cannot load the files saved now: register it as a hyperparameter (the table's params, with a "
-                f"domain) and pass it to the factory"
+                f"shapes determined by the spec alone, {what}: with the same spec, {difference} when {constant} "
+                f"is {2 * constant.value + 1!r}. A release that changes it cannot load the files saved now: "
+                "register it as a hyperparameter (the table's params, with a domain) and pass it to the factory"
             )
     return len(constants)
 
@@ -483,4 +527,5 @@ class ComponentChecks(ConformanceTests):
             make, make(jax.random.key(0)), what=f"{entry.kind} {entry.name!r}", factories=[factory]
         )
         if not perturbed:
-            pytest.skip(f"no numeric module constant in {[m.__name__ for m in plugin_modules(factory)]}")
+            modules = [m.__name__ for m in plugin_modules(factory)]
+            pytest.skip(f"no number held in code (a module constant, an argument default) in {modules}")
