@@ -51,6 +51,11 @@ It returns a `KitRun`:
 - `run.assert_passes()`: no check failed or errored, and at least one passed.
 - `run.exit_code`, `run.output` (the terminal text, with the kit's summary line), `run.summary`
   (that line: ``"zoo conformance kit: N checks passed, ..."``).
+
+The pieces, for a test that runs the kit some other way (``zoo check`` in-process, say):
+`component_table(name, kind, factory, params=, test=, domains=)` gives the TOML of one component;
+`install_plugin(site, name, tables, modules=, prelude=)` writes the distribution;
+`isolated_site(site)` is the context `run_kit` runs the kit in.
 """
 
 from __future__ import annotations
@@ -69,7 +74,7 @@ import pytest
 
 from zoo.testing import pytest_plugin
 
-__all__ = ["KitRun", "Outcome", "install_plugin", "run_kit"]
+__all__ = ["KitRun", "Outcome", "component_table", "install_plugin", "isolated_site", "run_kit"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,8 @@ class Outcome:
 
     def is_named(self, name: str) -> bool:
         """Whether `name` (``test_x``, ``TestClass::test_x``, ``TestClass::test_x[params]``) names this check."""
-        return name in (self.id, self.check) or self.id.split("[", 1)[0].endswith(f"::{name}")
+        bare = self.id.split("[", 1)[0]
+        return name in (self.id, self.check, bare) or bare.endswith(f"::{name}")
 
 
 @dataclass
@@ -273,14 +279,15 @@ def run_kit(
     ]
     recorder = _Recorder()
     output = io.StringIO()
-    with _isolated(site), contextlib.redirect_stdout(output):
+    with isolated_site(site), contextlib.redirect_stdout(output):
         code = pytest.main(argv, plugins=[recorder])
     return KitRun(recorder.outcomes, int(code), output.getvalue())
 
 
 @contextlib.contextmanager
-def _isolated(site: Path):
-    """`site` on `sys.path` and a fresh kit registry; everything put back afterwards."""
+def isolated_site(site: Path):
+    """`site` on `sys.path` and a fresh kit registry while it lasts; then `sys.path`, the kit's registry,
+    JAX's configuration and `sys.modules` (the modules under `site` dropped) as they were."""
     saved_registry = dict(pytest_plugin._REGISTRY)
     saved_config = dict(jax.config.values)
     saved_path = list(sys.path)
