@@ -4,6 +4,22 @@ All shapes are per example: there is no batch axis; batch with `jax.vmap`.
 Masks are ``Bool[Array, "seq"]`` with True on real tokens. Keys are keyword-only
 and optional: ``key=None`` means inference (no dropout, no sampling noise).
 Every module is either abstract (these) or final (a plugin's class).
+
+The conformance kit (`zoo.testing`, ``zoo check PLUGIN``) checks each contract stated
+here; each interface's docstring names the checks that enforce its own. What every
+component passes, whatever its kind (`zoo.testing.ComponentChecks`): loading the plugin,
+importing its factory and building leave JAX's global configuration (`jax.config`:
+``jax_enable_x64``, the default precision, every flag) as it was
+(``test_jax_configuration_is_unchanged``, run first); it is reached through an entry
+point of group ``zoo.plugins`` (``test_plugin_loaded_through_entry_point``); its factory
+is a final subclass of its interface (``test_factory_is_a_final_subclass_of_its_interface``)
+taking its registered hyperparameters and its wired arguments (``test_params_match_factory_signature``);
+every numeric hyperparameter declares a domain that is enforced
+(``test_hyperparameter_domains_are_declared_and_enforced``); its names in host models
+round-trip (``test_names_round_trip``); its shapes follow from the spec alone, not from a
+number held in its plugin's code (a module constant, an argument default the table does
+not register), so a later release still loads the files saved now (``test_shapes_follow_the_spec``).
+A decoder is checked inside the models that host it (see `Model`).
 """
 
 from __future__ import annotations
@@ -399,6 +415,23 @@ class Model(eqx.Module):
 
     Built by ``factory(spec, *, key, vocabs)``; `vocabs` maps a vocabulary role
     (``"src"``, ``"tgt"``, ``"words"``) to a `zoo.data.Vocab` and may be empty.
+
+    Checked by `zoo.testing.ModelTests` (every architecture, and each component in a model
+    that hosts it): it builds a final `Model` (``test_builds_a_final_model``) without changing
+    JAX's global configuration (``test_jax_configuration_is_unchanged``); it builds under
+    `eqx.filter_eval_shape` with the leaves, shapes and dtypes of a real build, as `zoo.load`
+    builds it, so no NumPy work on the key (``test_init_traces_under_eval_shape``); its spec
+    round-trips through JSON and its canonical name (``test_spec_round_trips``); numeric
+    hyperparameters declare enforced domains (``test_hyperparameter_domains_are_declared_and_enforced``);
+    the same key gives the same parameters (``test_same_key_same_parameters``) and every
+    parameter but a constant (zeros, ones) depends on the key (``test_every_parameter_depends_on_the_key``);
+    parameters and loss are float32 unless it or a component declares a `dtype`
+    (``test_parameters_and_loss_are_float32``); its shapes follow from the spec alone
+    (``test_shapes_follow_the_spec``); the training loss is a finite scalar
+    (``test_loss_is_a_finite_scalar``) whose gradients reach every parameter
+    (``test_gradients_reach_every_parameter``); more padding leaves the loss unchanged
+    (``test_padding_invariance``); it saves and loads exactly (``test_save_load_is_exact``),
+    and a file that does not fit is refused (``test_wrong_shape_and_missing_tensor_are_rejected``).
     """
 
     spec: eqx.AbstractVar[ModelSpec]
@@ -433,6 +466,14 @@ class LanguageModel(Model):
     ``reset [B]`` (True: that row starts from `init_state`, not from the carry).
     `level` says how text splits into tokens: ``"word"`` (whitespace) or ``"char"``.
     The vocabulary role is ``"tokens"``.
+
+    Checked by `zoo.testing.CausalModelTests`, besides `Model`'s checks: causality, with and
+    without dropout (``test_later_tokens_never_change_earlier_outputs``); carried state equals
+    one pass (``test_carried_state_equals_one_pass``) and so does `step` in a loop
+    (``test_step_by_step_equals_one_pass``); float32 logits unless it declares a `dtype`
+    (``test_logits_are_float32``); pads hold the state (``test_padding_holds_the_state``);
+    ``reset`` rows ignore the carry (``test_reset_rows_ignore_the_carry``); `carried_loss` and
+    its gradients equal those of the logits (``test_loss_and_gradients_equal_the_logits``).
     """
 
     vocab_size: eqx.AbstractVar[int]
