@@ -8,12 +8,14 @@ The pytest plugin (registered automatically) parametrizes each class over every
 component or model the selected plugins register, and reports how many checks
 ran and how many were skipped. Classes:
 
-- `ComponentChecks`: registry entry, entry point, factory, signature, names (every kind).
+- `ComponentChecks`: JAX's configuration left unchanged (first), entry point, factory,
+  signature, domains, names, shapes from the spec alone (every kind).
 - `EmbedderTests`, `CellTests`, `EncoderTests`, `AttentionTests`, `StrategyTests`: one kind each.
 - `WidthSearchTests`, `SamplerTests`: strategies by the parameters they declare
   (``beam_size``/``n_best``/``alpha``; ``temperature``/``top_k``/``top_p``).
 - `ModelTests`: every architecture, and every architecture with each selected component
-  in the slot it fits (so a new attention is tested as ``seq2seq+<name>``).
+  in the slot it fits (so a new attention is tested as ``seq2seq+<name>``): configuration,
+  a traceable build, keys, float32, shapes from the spec, loss, gradients, padding, files.
 - `CausalModelTests`: the same models, where they are causal (`zoo.LanguageModel`):
   later tokens never change earlier outputs; carried state equals one long pass.
 
