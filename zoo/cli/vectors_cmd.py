@@ -1,7 +1,8 @@
 """``zoo vectors similar|analogy|eval|export``: query and convert word vectors.
 
-FILE is a zoo model file of an embedder (``zoo train glove ... --out F``) or
-a word2vec text or binary file (format detected).
+FILE is a zoo model file of an embedder (``zoo train glove ... --out F``), a
+fastText ``.bin`` model, or a word2vec text/binary or GloVe text file (format
+detected).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ _count = argument_type("[1, inf)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("vectors", help="query, evaluate and export word vectors (zoo or word2vec files)")
+    p = sub.add_parser("vectors", help="query, evaluate and export word vectors (zoo, word2vec, GloVe, fastText files)")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     similar = actions.add_parser("similar", help="nearest words to the sum of positive minus negative words")
@@ -48,16 +49,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--sections", action="store_true", help="print per-section analogy accuracy")
     evaluate.set_defaults(run=run_eval)
 
-    export = actions.add_parser("export", help="write the word2vec text (or --binary) format")
+    export = actions.add_parser("export", help="write the word2vec text (or --binary) format, or a fastText .bin")
     _file(export)
     export.add_argument("out", type=output_path, help="output file (.gz compresses)")
-    export.add_argument("--binary", action="store_true")
+    export.add_argument("--binary", action="store_true", help="word2vec's binary format")
+    export.add_argument(
+        "--format",
+        choices=["word2vec", "fasttext"],
+        default="word2vec",
+        help="word2vec (default): words and vectors; fasttext: a .bin with the n-gram buckets, so fastText and "
+        "gensim give unseen words the same vectors (from a zoo fasttext model or a fastText .bin)",
+    )
     export.add_argument("--limit", type=_count, help="only the first (most frequent) words")
     export.set_defaults(run=run_export)
 
 
 def _file(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="zoo model file or word2vec text/binary file")
+    parser.add_argument("file", type=Path, help="zoo model file, fastText .bin, or word2vec/GloVe text or binary file")
 
 
 def _query_options(parser: argparse.ArgumentParser, *, topn: int) -> None:
@@ -124,9 +132,26 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    if args.format == "fasttext":
+        return _export_fasttext(args)
     kv = _load(args)
     if args.limit is not None:
         kv = kv.restrict(args.limit)
     path = kv.save_word2vec_format(args.out, binary=args.binary)
     print(f"wrote {len(kv)} vectors of dim {kv.vector_size} to {path}")
+    return 0
+
+
+def _export_fasttext(args: argparse.Namespace) -> int:
+    from zoo.errors import DataError
+    from zoo.vectors.fasttext_bin import load_fasttext_model, write_fasttext_bin
+
+    if args.binary:
+        raise DataError("--binary is word2vec's binary format; a fastText .bin (--format fasttext) is always binary")
+    model = load_fasttext_model(args.file)
+    if args.limit is not None:
+        model = model.restrict(args.limit)
+    path = write_fasttext_bin(args.out, model)
+    a = model.args
+    print(f"wrote {model.nwords} words and {a.bucket} n-gram buckets (n = {a.minn}..{a.maxn}) of dim {a.dim} to {path}")
     return 0

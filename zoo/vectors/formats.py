@@ -1,6 +1,6 @@
-"""The word2vec file formats, text and binary, as the C tool and gensim write them.
+"""Word-vector text and binary files: word2vec's (the C tool's and gensim's) and GloVe's.
 
-Both start with a header line ``"<count> <dim>\\n"``. Then, per word:
+word2vec files start with a header line ``"<count> <dim>\\n"``. Then, per word:
 
 - text: ``word v1 v2 ... vD\\n``, each value written as NumPy prints a float32
   (the shortest decimal that reads back to the same float32);
@@ -11,6 +11,17 @@ Both start with a header line ``"<count> <dim>\\n"``. Then, per word:
 ``KeyedVectors.save_word2vec_format`` for the same words and vectors (in
 the same order); `read_word2vec` reads files from either tool. A path ending
 in ``.gz`` is written gzipped; gzip is detected from its first bytes on read.
+
+GloVe's text files (and ``write_header=False``) have no header: the first line
+is already a vector, ``word v1 ... vD``. `read_word2vec` tells them apart by the
+first line: two integers are a header, a word and D >= 2 numbers are a vector
+(and so is ``"12 34"`` when the next line is ``word value``: a file of
+one-dimensional vectors); ``no_header=True`` (gensim's spelling) says so
+outright. A word there may hold spaces (GloVe's 840B file has a few): it is
+what precedes the last D numbers.
+
+A file in another format is named as such (a fastText ``.bin``, a pickle, a zip
+archive, ...) with what to do, never shown as raw bytes.
 """
 
 from __future__ import annotations
@@ -20,26 +31,65 @@ import os
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
 from zoo.errors import DataError
 
-__all__ = ["detect_binary", "read_word2vec", "write_word2vec"]
+__all__ = ["describe_format", "detect_binary", "read_word2vec", "write_word2vec"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_HEADER_BYTES = 256  # "<count> <dim>\n" is far shorter: a longer first line is not a header
-_CORRUPT = (EOFError, zlib.error, gzip.BadGzipFile)
-_MAX_WORD_BYTES = 1 << 16
+_FIRST_LINE_BYTES = 1 << 20  # a header, or a GloVe vector of up to ~16k numbers
+_SAMPLE_BYTES = 1 << 24  # the most read to tell text from binary
+CORRUPT_GZIP = (EOFError, zlib.error, gzip.BadGzipFile)
+"""What reading a truncated or corrupt gzip stream raises."""
+MAX_WORD_BYTES = 1 << 16
+"""The longest word the binary readers accept."""
+
+_FASTTEXT = (
+    "this is a fastText .bin model file: read it with KeyedVectors.load(path) (or zoo.vectors.read_fasttext_bin), "
+    "which also gives words outside the vocabulary fastText's vectors"
+)
+_PICKLE = (
+    "this is a Python pickle (gensim's own .model/.kv format?), which zoo never loads: unpickling runs code. "
+    "In gensim, write the vectors as text: KeyedVectors.load(path).save_word2vec_format('vectors.txt')"
+)
+_SIGNATURES = [
+    (b"\xba\x16\x4f\x2f", _FASTTEXT),  # int32 793712314, little-endian
+    (b"\x93NUMPY", "this is a NumPy .npy array (gensim keeps a model's large arrays beside its pickle as .npy); "
+     "write the vectors from gensim with save_word2vec_format"),
+    (b"PK\x03\x04", "this is a zip archive (GloVe's downloads are zipped): unzip it and read the .txt inside"),
+    (b"BZh", "this is bzip2-compressed: decompress it (bunzip2), or recompress it with gzip, which zoo reads"),
+    (b"\xfd7zXZ\x00", "this is xz-compressed: decompress it (unxz), or recompress it with gzip, which zoo reads"),
+    (b"\x89HDF\r\n\x1a\n", "this is an HDF5 file, which zoo does not read; export the vectors as word2vec text"),
+]  # fmt: skip
 
 
-def _open_read(path: Path) -> BinaryIO:
+def describe_format(head: bytes) -> str | None:
+    """Name the format of a file that starts with `head` (at least 16 bytes, gzip already
+    undone) when it is one zoo recognises but is not a word2vec/GloVe file; None otherwise."""
+    for signature, description in _SIGNATURES:
+        if head.startswith(signature):
+            return description
+    if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
+        return _PICKLE
+    if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < (1 << 30):
+        return "this is a safetensors file (a zoo model?): read it with KeyedVectors.load(path)"
+    return None
+
+
+def open_binary(path: Path, what: str) -> BinaryIO:
+    """`path` opened for reading bytes, gunzipped when its first bytes say gzip."""
     if not path.is_file():
-        raise DataError(f"no word2vec file at {path}")
+        raise DataError(f"no {what} at {path}")
     with open(path, "rb") as probe:
         gzipped = probe.read(2) == _GZIP_MAGIC
     return gzip.open(path, "rb") if gzipped else open(path, "rb")
+
+
+def _open_read(path: Path) -> BinaryIO:
+    return open_binary(path, "word2vec file")
 
 
 def write_word2vec(
@@ -75,35 +125,115 @@ def write_word2vec(
     return path
 
 
+class _Layout(NamedTuple):
+    """What the first lines of a file say: its header's count (None: no header, read to the
+    end), the vectors' dimension, and whether the vectors are binary."""
+
+    count: int | None
+    dim: int
+    binary: bool
+
+
 def detect_binary(path: str | os.PathLike) -> bool:
-    """Guess whether a word2vec file (with a header) is binary: its first record is
-    not a text line of exactly `dim` numbers."""
-    with _open_read(Path(path)) as handle:
+    """Guess whether a word2vec file is binary: its first record is not a text line of
+    exactly `dim` numbers (a file without a header is text)."""
+    return _detect(Path(path), None, None).binary
+
+
+def _detect(path: Path, binary: bool | None, no_header: bool | None) -> _Layout:
+    with _open_read(path) as handle:
         try:
-            header = handle.readline(_HEADER_BYTES)
-            dim = _parse_header(header, Path(path))[1]
-            start = handle.read(64 + 40 * dim)
-        except _CORRUPT as error:
-            raise _corrupt(Path(path), error) from None
-    line = start.split(b"\n", 1)[0]
+            first = handle.readline(_FIRST_LINE_BYTES)
+            after = handle.read(2 * len(first) + 4096)
+            if (named := describe_format(first + after)) is not None:
+                raise DataError(f"{path}: {named}")
+            header = _header(first)
+            if header is not None and (header[0] < 0 or header[1] < 1):
+                raise _not_a_header(first, path)
+            if header is not None and b"\n" not in after:  # the rest of the first record, if it is a line
+                after += handle.readline(min(1024 + 64 * header[1], _SAMPLE_BYTES))
+        except CORRUPT_GZIP as error:
+            raise corrupt_gzip(path, error) from None
+    if not first:
+        raise DataError(f"{path} is empty; expected word vectors")
+    if len(first) == _FIRST_LINE_BYTES and not first.endswith(b"\n"):
+        raise DataError(f"{path}: the first line is longer than {_FIRST_LINE_BYTES} bytes: not a word-vectors file")
+    second = _fields(after.split(b"\n", 1)[0])
+    if no_header is False or (no_header is None and header is not None and not _one_dimensional(header, second)):
+        if header is None:
+            raise _not_a_header(first, path)
+        return _Layout(*header, binary if binary is not None else _looks_binary(after, header[1]))
+    if binary:
+        raise DataError(f"{path}: a file without a header is read as text only (as gensim does); drop binary=True")
+    dim = _vector_width(_fields(first))
+    if dim < (1 if no_header or header is not None else 2):  # one number after a word: only when sure
+        raise _not_a_header(first, path)
+    return _Layout(None, dim, False)
+
+
+def _fields(line: bytes) -> list[str]:
+    return line.decode("utf-8", errors="replace").rstrip().split(" ")
+
+
+def _is_number(text: str) -> bool:
     try:
-        fields = line.decode("utf-8").rstrip().split(" ")
-        [float(x) for x in fields[1:]]
-    except (UnicodeDecodeError, ValueError):
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _vector_width(fields: list[str]) -> int:
+    """How many numbers follow the first field (the word): 0 when `fields` is not a vector line."""
+    if len(fields) < 2 or not all(_is_number(x) for x in fields[1:]):
+        return 0
+    return len(fields) - 1
+
+
+def _header(line: bytes) -> tuple[int, int] | None:
+    """``(count, dim)`` when `line` is two integers, else None."""
+    fields = line.decode("utf-8", errors="replace").split()
+    if len(fields) != 2 or not all(x.isascii() and x.lstrip("-").isdigit() for x in fields):
+        return None
+    return int(fields[0]), int(fields[1])
+
+
+def _one_dimensional(header: tuple[int, int], second: list[str]) -> bool:
+    """Whether a first line of two integers is rather a one-dimensional vector whose word is a
+    number: the next line is ``word value`` while the "header" says another dimension."""
+    return _vector_width(second) == 1 and header[1] != 1
+
+
+def _looks_binary(after: bytes, dim: int) -> bool:
+    try:
+        fields = after.split(b"\n", 1)[0].decode("utf-8").rstrip().split(" ")
+    except UnicodeDecodeError:
         return True
-    return len(fields) != dim + 1
+    return _vector_width(fields) != dim
 
 
-def _parse_header(line: bytes, path: Path) -> tuple[int, int]:
-    try:
-        count, dim = (int(x) for x in line.decode("utf-8").split())
-    except ValueError as error:
-        raise DataError(
-            f"{path}: the first line should be '<count> <dim>', got {line[:80]!r} (not a word2vec file?)"
-        ) from error
-    if count < 0 or dim < 1:
-        raise DataError(f"{path}: bad header {line!r}")
-    return count, dim
+def _not_a_header(line: bytes, path: Path) -> DataError:
+    """The error for a first line that should have been ``<count> <dim>``, saying what it is."""
+    expected = "the first line should be '<count> <dim>' (word2vec) or a word and its numbers (GloVe)"
+    header = _header(line)
+    if header is not None:
+        return DataError(
+            f"{path}: the header says {header[0]} vectors of dimension {header[1]}; expected a count of at least 0 "
+            "and a dimension of at least 1"
+        )
+    fields = _fields(line)
+    if (width := _vector_width(fields)) >= 1:
+        return DataError(
+            f"{path}: {expected}; it is a vector ({fields[0][:40]!r} and {width} numbers): a file without a header? "
+            "Leave no_header unset to detect it, or pass no_header=True"
+        )
+    text = line.decode("utf-8", errors="replace").rstrip("\r\n")
+    if any(ch == "\ufffd" or (ch < " " and ch != "\t") for ch in text):
+        return DataError(
+            f"{path}: {expected}, but the file starts with binary data in no format zoo knows; zoo reads "
+            "word2vec text and binary, GloVe text, fastText .bin and zoo model files"
+        )
+    return DataError(f"{path}: {expected}; got {text[:60]!r}: not a word-vectors file?")
 
 
 def read_word2vec(
@@ -113,8 +243,9 @@ def read_word2vec(
     limit: int | None = None,
     encoding: str = "utf-8",
     unicode_errors: str = "strict",
+    no_header: bool | None = None,
 ) -> tuple[list[str], np.ndarray]:
-    """Read a word2vec text or binary file: ``(words, vectors [V, D] float32)``.
+    """Read a word2vec text or binary file, or a GloVe text file: ``(words, vectors [V, D] float32)``.
 
     **Arguments:**
 
@@ -122,20 +253,24 @@ def read_word2vec(
     - `limit`: read only the first `limit` vectors (files are usually most frequent first).
     - `encoding`, `unicode_errors`: how words are decoded (``"replace"`` or
       ``"ignore"`` for files whose words were cut inside a multibyte character).
+    - `no_header`: True for a text file without the ``<count> <dim>`` line (GloVe's),
+      False to demand one, None (the default) to tell from the first lines.
 
     A repeated word keeps its first vector. A truncated file raises `DataError`.
     """
     path = Path(path)
-    if binary is None:
-        binary = detect_binary(path)
+    layout = _detect(path, binary, no_header)
     with _open_read(path) as handle:
         try:
-            count, dim = _parse_header(handle.readline(_HEADER_BYTES), path)
-            count = count if limit is None else min(count, limit)
-            read = _read_binary if binary else _read_text
-            words, vectors = read(handle, count, dim, path, encoding, unicode_errors)
-        except _CORRUPT as error:
-            raise _corrupt(path, error) from None
+            if layout.count is None:
+                words, vectors = _read_headerless(handle, layout.dim, limit, path, encoding, unicode_errors)
+            else:
+                handle.readline(_FIRST_LINE_BYTES)
+                count = layout.count if limit is None else min(layout.count, limit)
+                read = _read_binary if layout.binary else _read_text
+                words, vectors = read(handle, count, layout.dim, path, encoding, unicode_errors)
+        except CORRUPT_GZIP as error:
+            raise corrupt_gzip(path, error) from None
     seen: dict[str, int] = {}
     for i, word in enumerate(words):
         seen.setdefault(word, i)
@@ -145,27 +280,48 @@ def read_word2vec(
     return words, vectors
 
 
-def _corrupt(path: Path, error: BaseException) -> DataError:
+def corrupt_gzip(path: Path, error: BaseException) -> DataError:
+    """The `DataError` for a gzip stream that ended or broke while reading `path`."""
     return DataError(
         f"{path}: the gzip stream is truncated or corrupt ({error}); "
         "the file was probably cut short while downloading or copying: fetch or compress it again"
     )
 
 
-def _decode(raw: bytes, path: Path, row: int, encoding: str, unicode_errors: str) -> str:
+def _decode(raw: bytes, path: Path, where: str, encoding: str, unicode_errors: str) -> str:
     try:
         return raw.decode(encoding, errors=unicode_errors)
     except UnicodeDecodeError as error:
         raise DataError(
-            f"{path}: vector {row}: byte {raw[error.start : error.end][:4].hex(' ')} is not valid {encoding} "
+            f"{path}: {where}: byte {raw[error.start : error.end][:4].hex(' ')} is not valid {encoding} "
             f"({error.reason}); pass the file's encoding (encoding='latin-1', say), or unicode_errors='replace' "
             "for words cut inside a multibyte character"
         ) from None
 
 
+def _numbers(values: list[str], path: Path, where: str, word: str) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except ValueError:
+        bad = next(v for v in values if not _is_number(v))
+        raise DataError(f"{path}: {where} ({word[:40]!r}): {bad[:40]!r} is not a number") from None
+
+
+def _room(vectors: np.ndarray, row: int) -> np.ndarray:
+    """`vectors` with room for row `row`, which has just been read: doubled when full, so what is
+    allocated follows what the file holds, never the count or dimension its header claims."""
+    if row < len(vectors):
+        return vectors
+    return np.concatenate([vectors, np.empty((max(len(vectors), 1), vectors.shape[1]), vectors.dtype)])
+
+
+def _rows(dim: int) -> np.ndarray:
+    return np.empty((0, dim), dtype=np.float32)  # nothing until a row has been read
+
+
 def _read_text(handle, count, dim, path, encoding, unicode_errors):
     words = []
-    vectors = np.empty((count, dim), dtype=np.float32)
+    vectors = _rows(dim)
     longest = 1024 + 64 * dim  # bytes: a word and dim numbers; a longer line is not a vector
     for row in range(count):
         line = handle.readline(longest)
@@ -175,37 +331,63 @@ def _read_text(handle, count, dim, path, encoding, unicode_errors):
             raise DataError(
                 f"{path}: vector {row} is on a line longer than {longest} bytes; expected 'word' + {dim} numbers"
             )
-        fields = _decode(line, path, row, encoding, unicode_errors).rstrip().split(" ")
+        fields = _decode(line, path, f"vector {row}", encoding, unicode_errors).rstrip().split(" ")
         if len(fields) != dim + 1:
             raise DataError(f"{path}: vector {row} ({fields[0]!r}) has {len(fields) - 1} values, expected {dim}")
+        vectors = _room(vectors, row)
+        vectors[row] = _numbers(fields[1:], path, f"vector {row}", fields[0])
         words.append(fields[0])
-        vectors[row] = np.asarray(fields[1:], dtype=np.float64)
-    return words, vectors
+    return words, vectors if len(vectors) == count else vectors[:count].copy()
+
+
+def _read_headerless(handle, dim, limit, path, encoding, unicode_errors):
+    """Text vectors to the end of the file (or `limit`), one per line, `dim` numbers each."""
+    words: list[str] = []
+    vectors = _rows(dim)
+    longest = 1024 + 64 * dim
+    while limit is None or len(words) < limit:
+        line = handle.readline(longest)
+        if not line:
+            break
+        where = f"line {len(words) + 1}"
+        if len(line) == longest and not line.endswith(b"\n"):
+            raise DataError(f"{path}: {where} is longer than {longest} bytes; expected a word and {dim} numbers")
+        fields = _decode(line, path, where, encoding, unicode_errors).rstrip().split(" ")
+        word = " ".join(fields[:-dim])  # GloVe's words may hold spaces: the word is what precedes the numbers
+        if len(fields) < dim + 1 or not word or (len(fields) > dim + 1 and _is_number(fields[-dim - 1])):
+            raise DataError(f"{path}: {where} ({fields[0][:40]!r}) has {len(fields) - 1} values, expected {dim}")
+        vectors = _room(vectors, len(words))
+        vectors[len(words)] = _numbers(fields[-dim:], path, where, word)
+        words.append(word)
+    if not words:
+        raise DataError(f"{path}: no vectors in the file")
+    return words, vectors[: len(words)].copy()
 
 
 def _read_binary(handle, count, dim, path, encoding, unicode_errors):
     words = []
-    vectors = np.empty((count, dim), dtype=np.float32)
+    vectors = _rows(dim)
     width = 4 * dim
     buffer, pos = b"", 0
 
     def refill(row: int, what: str) -> None:
         nonlocal buffer, pos
-        more = handle.read(max(1 << 16, 2 * width))
+        more = handle.read(min(max(1 << 16, 2 * width), 1 << 20))  # never a read as large as the header says
         if not more:
             raise DataError(f"{path}: the header promises {count} vectors but the file ends inside {what} {row}")
         buffer, pos = buffer[pos:] + more, 0
 
     for row in range(count):
         while (space := buffer.find(b" ", pos)) < 0:
-            if len(buffer) - pos > _MAX_WORD_BYTES:
-                raise DataError(f"{path}: word {row} is longer than {_MAX_WORD_BYTES} bytes: not a word2vec file?")
+            if len(buffer) - pos > MAX_WORD_BYTES:
+                raise DataError(f"{path}: word {row} is longer than {MAX_WORD_BYTES} bytes: not a word2vec file?")
             refill(row, "word")
         while len(buffer) < space + 1 + width:
             space -= pos  # refill drops the consumed prefix
             refill(row, "vector")
-        word = _decode(buffer[pos:space], path, row, encoding, unicode_errors).lstrip("\n")
+        word = _decode(buffer[pos:space], path, f"vector {row}", encoding, unicode_errors).lstrip("\n")
+        vectors = _room(vectors, row)
         vectors[row] = np.frombuffer(buffer, dtype="<f4", count=dim, offset=space + 1)
         words.append(word)
         pos = space + 1 + width
-    return words, vectors
+    return words, vectors if len(vectors) == count else vectors[:count].copy()

@@ -13,6 +13,8 @@ from zoo.data.vocab import Vocab
 from zoo.errors import DataError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
 from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs
+from zoo.vectors.fasttext_bin import is_fasttext_bin, read_fasttext_bin, write_fasttext_bin
+from zoo.vectors.fasttext_model import FastTextModel, fasttext_from_zoo
 from zoo.vectors.formats import read_word2vec, write_word2vec
 
 __all__ = ["KeyedVectors", "OOVFunction"]
@@ -115,8 +117,16 @@ class KeyedVectors:
         return cls([vocab.tokens[i] for i in keep], matrix[keep], counts=counts, oov=oov)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, binary: bool | None = None, limit: int | None = None) -> KeyedVectors:
-        """From a zoo model file (``zoo.save`` of an embedder) or a word2vec text/binary file."""
+    def load(
+        cls,
+        path: str | os.PathLike,
+        *,
+        binary: bool | None = None,
+        limit: int | None = None,
+        no_header: bool | None = None,
+    ) -> KeyedVectors:
+        """From a zoo model file (``zoo.save`` of an embedder), a fastText ``.bin`` model, or a
+        word2vec text/binary or GloVe text file (each told apart by its first bytes)."""
         path = Path(path)
         if not path.is_file():
             raise DataError(f"no vectors file at {path}")
@@ -125,7 +135,9 @@ class KeyedVectors:
 
             keyed = cls.from_model(load(path))
             return keyed if limit is None else keyed.restrict(limit)
-        return cls.load_word2vec_format(path, binary=binary, limit=limit)
+        if is_fasttext_bin(path):
+            return cls.load_fasttext_bin(path, limit=limit)
+        return cls.load_word2vec_format(path, binary=binary, limit=limit, no_header=no_header)
 
     @classmethod
     def load_word2vec_format(
@@ -136,12 +148,56 @@ class KeyedVectors:
         limit: int | None = None,
         encoding: str = "utf-8",
         unicode_errors: str = "strict",
+        no_header: bool | None = None,
     ) -> KeyedVectors:
-        """Read a word2vec text or binary file (format detected when `binary` is None)."""
+        """Read a word2vec text or binary file, or a GloVe text file (``no_header=True``, or
+        None to detect it; the format is detected when `binary` is None)."""
         words, vectors = read_word2vec(
-            path, binary=binary, limit=limit, encoding=encoding, unicode_errors=unicode_errors
+            path, binary=binary, limit=limit, encoding=encoding, unicode_errors=unicode_errors, no_header=no_header
         )
         return cls(words, vectors)
+
+    @classmethod
+    def load_fasttext_bin(
+        cls,
+        path: str | os.PathLike,
+        *,
+        limit: int | None = None,
+        encoding: str = "utf-8",
+        unicode_errors: str = "strict",
+    ) -> KeyedVectors:
+        """A fastText ``.bin`` model's word vectors, as fastText composes them (the mean of a word's
+        row and its n-gram rows); any other word gets fastText's vector from its n-grams (`oov`).
+
+        `limit` keeps the first words as the vocabulary searched; the others still get their
+        fastText vectors on lookup. The output matrix is not read.
+        """
+        model = read_fasttext_bin(path, output=False, encoding=encoding, unicode_errors=unicode_errors)
+        vectors = model.word_vectors(limit)
+        words, seen, keep = model.words[: len(vectors)], set(), []
+        for i, word in enumerate(words):  # a word spelled twice (after decoding) keeps its first row
+            if word not in seen:
+                seen.add(word)
+                keep.append(i)
+        return cls([words[i] for i in keep], vectors[keep], counts=model.counts[keep], oov=model)
+
+    def save_fasttext_bin(self, path: str | os.PathLike) -> Path:
+        """Write a fastText ``.bin`` (fastText and gensim load it, with the same vectors for every word).
+
+        Only vectors with fastText's subwords can: those of `load_fasttext_bin` or of a zoo
+        fasttext model (`from_model`); a model restricted with `restrict` is written restricted.
+        """
+        model, owner = self.oov, getattr(self.oov, "__self__", None)
+        if not isinstance(model, FastTextModel):
+            if owner is None:
+                raise DataError(
+                    "these vectors have no fastText subwords (they come from neither a fastText .bin nor a zoo "
+                    "fasttext model): write them with save_word2vec_format (a .vec file)"
+                )
+            model = fasttext_from_zoo(owner)
+        if model.words[: len(self)] != self.index_to_key:
+            raise DataError("these vectors' words are not their fastText model's first words; cannot write a .bin")
+        return write_fasttext_bin(path, model.restrict(len(self)) if len(self) < model.nwords else model)
 
     def save_word2vec_format(
         self, path: str | os.PathLike, *, binary: bool = False, write_header: bool = True, prefix: str = ""
