@@ -7,6 +7,7 @@ installed, against the fastText package and gensim.
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import pickle
 import struct
@@ -137,9 +138,9 @@ def test_header_or_vector_is_decided_by_the_first_two_lines(tmp_path):
 
 def test_glove_words_may_hold_spaces(tmp_path):
     path = tmp_path / "840B.txt"
-    path.write_text("the 1 2\n. . . 3 4\nat name@domain.com 5 6\n")
+    path.write_text("BZh 1 2\n. . . 3 4\nat name@domain.com 5 6\n")
     kv = KeyedVectors.load(path)
-    assert kv.index_to_key == ["the", ". . .", "at name@domain.com"]
+    assert kv.index_to_key == ["BZh", ". . .", "at name@domain.com"]
     np.testing.assert_array_equal(kv[". . ."], np.float32([3, 4]))
 
 
@@ -198,6 +199,7 @@ def _zip_bytes(tmp_path) -> bytes:
         (lambda tmp: pickle.dumps({"vectors": [1.0]}), "Python pickle .* never loads"),
         (_zip_bytes, "zip archive"),
         (lambda tmp: b"\x93NUMPY\x01\x00" + bytes(40), "NumPy .npy"),
+        (lambda tmp: bz2.compress(GLOVE.encode()), "bzip2-compressed"),
         (lambda tmp: bytes(range(256)) * 2, "binary data in no format zoo knows"),
     ],
 )
@@ -361,6 +363,8 @@ INPUT_SHAPE = DICTIONARY + 28 + len(entries_bytes(ENTRIES)) + 1
         ({"patch": [(DICTIONARY + 28 + 5 + 8, "<b", 1)]}, "entry 0 .* has type 1"),
         ({"patch": [(INPUT_SHAPE, "<q", 2**60)]}, "input matrix is 1152921504606846976 x 3"),
         ({"patch": [(INPUT_SHAPE + 8, "<q", 2**40)]}, r"input matrix is 15 x 1099511627776"),
+        ({"patch": [(8 + 32, "<i", 2**31 - 1), (INPUT_SHAPE, "<q", 4 + 2**31 - 1)]},  # consistent, but not there
+         r"the input matrix needs 25769803812 bytes but the file has \d+ left|ends inside the input matrix"),
         ({"tail": b"\0"}, "more bytes follow the output matrix"),
         ({"entries": [(b"x" * 70000, 1, 0)]}, "longer than 65536 bytes"),
         ({"args": FastTextArgs(dim=1, bucket=3, minn=1, maxn=2**31 - 1), "entries": [(b"y" * 60000, 1, 0)]},

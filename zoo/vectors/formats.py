@@ -60,7 +60,6 @@ _SIGNATURES = [
     (b"\x93NUMPY", "this is a NumPy .npy array (gensim keeps a model's large arrays beside its pickle as .npy); "
      "write the vectors from gensim with save_word2vec_format"),
     (b"PK\x03\x04", "this is a zip archive (GloVe's downloads are zipped): unzip it and read the .txt inside"),
-    (b"BZh", "this is bzip2-compressed: decompress it (bunzip2), or recompress it with gzip, which zoo reads"),
     (b"\xfd7zXZ\x00", "this is xz-compressed: decompress it (unxz), or recompress it with gzip, which zoo reads"),
     (b"\x89HDF\r\n\x1a\n", "this is an HDF5 file, which zoo does not read; export the vectors as word2vec text"),
 ]  # fmt: skip
@@ -74,6 +73,8 @@ def describe_format(head: bytes) -> str | None:
             return description
     if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
         return _PICKLE
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY":  # not a word starting "BZh"
+        return "this is bzip2-compressed: decompress it (bunzip2), or recompress it with gzip, which zoo reads"
     if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < (1 << 30):
         return "this is a safetensors file (a zoo model?): read it with KeyedVectors.load(path)"
     return None
