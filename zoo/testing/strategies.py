@@ -1,8 +1,27 @@
-"""Checks for decoding strategies, run on a synthetic step function."""
+"""Checks for every decoding strategy, on synthetic step functions where hypotheses end early.
+
+The contracts (`zoo.interfaces.DecoderStrategy`, `zoo.interfaces.Hypotheses`) and the checks
+that enforce them, in the order they run:
+
+- `test_shapes`: ``tokens [n, max_length]`` (integers), ``scores [n]``, ``lengths [n]``.
+- `test_pad_after_eos_and_lengths`: each whole row, pads included: ``length`` counts the tokens
+  up to and including the first eos (``max_length`` when there is none), every later position
+  holds `pad`; an empty slot (score -inf) has length 0 and only pad.
+- `test_scores_sorted_best_first`: scores never increase down the n-best list.
+- `test_min_length_is_respected`: no eos before `min_length` tokens.
+- `test_same_inputs_same_outputs`: two calls on the same inputs and key return the same rows.
+- `test_eager_matches_jit`, `test_batch_size_invariance`: ``jit`` and ``vmap`` change nothing.
+
+Each runs on `ending_language_model`, where eos becomes likely after a different number of
+steps for each input and each prefix, and asserts that some hypothesis did end before
+`max_length` (a check on sequences that never end would pass vacuously).
+"""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import functools
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import equinox as eqx
 import jax
@@ -14,40 +33,147 @@ from zoo.builder import component_spec
 from zoo.interfaces import DecoderStrategy, Hypotheses
 from zoo.testing.base import ConformanceTests, assert_trees_close
 
-__all__ = ["StrategyTests", "toy_language_model"]
+__all__ = [
+    "StrategyTests",
+    "assert_hypotheses_equal",
+    "assert_rows_well_formed",
+    "decode",
+    "decode_batch",
+    "ending_language_model",
+    "reference_greedy",
+    "toy_language_model",
+]
 
 PAD, BOS, EOS, VOCAB = 0, 1, 2, 9
 
 
+@functools.cache
 def toy_language_model(seed: int = 0, eos_bias: float = 0.0):
     """A small stateful step function: ``logits = T[token] + h``, ``h' = 0.5 h + onehot(token)``.
 
+    `eos_bias` is added to every eos logit. The same arguments return the same functions
+    (so compiled searches over them are reused).
+
     **Returns:** ``(step_fn, initial states [4, VOCAB])``.
     """
-    table = 2.0 * jax.random.normal(jax.random.key(seed), (VOCAB, VOCAB))
-    table = table.at[:, EOS].add(eos_bias).at[:, PAD].set(-1e4).at[:, BOS].set(-1e4)
+    with jax.ensure_compile_time_eval():
+        table = 2.0 * jax.random.normal(jax.random.key(seed), (VOCAB, VOCAB))
+        table = table.at[:, EOS].add(eos_bias).at[:, PAD].set(-1e4).at[:, BOS].set(-1e4)
+        states = 0.5 * jax.random.normal(jax.random.key(seed + 1), (4, VOCAB))
 
     def step(token, state):
         return table[token] + state, 0.5 * state + jax.nn.one_hot(token, VOCAB)
 
-    states = 0.5 * jax.random.normal(jax.random.key(seed + 1), (4, VOCAB))
     return step, states
 
 
-@eqx.filter_jit
-def _decode(strategy, state, key):
-    step, _ = toy_language_model()
-    return strategy(step, state, bos=BOS, eos=EOS, pad=PAD, key=key)
+@functools.cache
+def ending_language_model(rate: float = 2.0, delays: tuple[int, ...] = (0, 1, 2, 20)):
+    """`toy_language_model` with an eos logit that rises by `rate` per step after a delay.
+
+    The state is ``[h (VOCAB), c]`` with a step counter ``c`` starting at ``-delay``; the eos
+    logit gains ``rate * c``. With the defaults greedy decoding ends after 3, 5 and 5 tokens on
+    the first three inputs and runs past 7 on the last (no near-ties on its path: the best
+    token leads the next by at least 0.29 in log-probability), and the hypotheses of beam
+    search and sampling end at different steps.
+
+    **Returns:** ``(step_fn, initial states [len(delays), VOCAB + 1])``.
+    """
+    toy, h0 = toy_language_model()
+    with jax.ensure_compile_time_eval():
+        eos = jax.nn.one_hot(EOS, VOCAB)
+        counters = -jnp.asarray(delays, jnp.float32)[:, None]
+        states = jnp.concatenate([h0[np.arange(len(delays)) % h0.shape[0]], counters], axis=1)
+
+    def step(token, state):
+        logits, h = toy(token, state[:-1])
+        return logits + rate * state[-1] * eos, jnp.concatenate([h, state[-1:] + 1.0])
+
+    return step, states
+
+
+def reference_greedy(step_fn: Callable, state: Any, max_length: int, min_length: int = 0):
+    """Argmax decoding, one Python step at a time: ``(tokens list, summed log-prob)``."""
+    token, tokens, total = BOS, [], 0.0
+    for t in range(max_length):
+        logits, state = step_fn(jnp.int32(token), state)
+        logp = np.asarray(jax.nn.log_softmax(logits.astype(jnp.float32)))
+        if t + 1 < min_length:
+            logp[EOS] = -np.inf
+        token = int(np.argmax(logp))
+        tokens.append(token)
+        total += float(logp[token])
+        if token == EOS:
+            break
+    return tokens, total
 
 
 @eqx.filter_jit
-def _decode_batch(strategy, states, keys):
-    step, _ = toy_language_model()
-    return jax.vmap(lambda s, k: strategy(step, s, bos=BOS, eos=EOS, pad=PAD, key=k))(states, keys)
+def _jit_decode(strategy, step_fn, state, key):
+    return strategy(step_fn, state, bos=BOS, eos=EOS, pad=PAD, key=key)
+
+
+@eqx.filter_jit
+def _jit_decode_batch(strategy, step_fn, states, keys):
+    return jax.vmap(lambda s, k: strategy(step_fn, s, bos=BOS, eos=EOS, pad=PAD, key=k))(states, keys)
+
+
+def decode(strategy: DecoderStrategy, step_fn, state, key=None) -> Hypotheses:
+    """Decode one input under ``jit`` (compiled once per strategy and step function), on the host."""
+    return jax.device_get(_jit_decode(strategy, step_fn, state, key))
+
+
+def decode_batch(strategy: DecoderStrategy, step_fn, states, keys) -> Hypotheses:
+    """Decode a batch of inputs (leading axis) with one key each, under ``jit`` and ``vmap``."""
+    return jax.device_get(_jit_decode_batch(strategy, step_fn, states, keys))
+
+
+def _at(contract: str, name: str, *where: str) -> str:
+    """The head of a failure message: the contract, the strategy, the place."""
+    return ", ".join([f"{contract}: strategy {name!r}", *where])
+
+
+def assert_rows_well_formed(hyps: Hypotheses, max_length: int, what: str) -> int:
+    """Every whole row of `hyps` keeps the `Hypotheses` contract (see the module docstring).
+
+    `what` starts each message (contract, strategy, input). **Returns:** how many
+    hypotheses ended in eos before `max_length`.
+    """
+    tokens, scores, lengths = (np.asarray(x) for x in (hyps.tokens, hyps.scores, hyps.lengths))
+    early = 0
+    for j, (row, score, length) in enumerate(zip(tokens, scores, lengths, strict=True)):
+        at, listed = f"{what}, hypothesis {j}", f"row {row.tolist()}, length {int(length)}"
+        if score == -np.inf:  # an empty n-best slot: no sequence left to fill it
+            filled = np.flatnonzero(row != PAD)
+            assert length == 0, f"{at}: an empty slot (score -inf) must have length 0; {listed}"
+            assert not filled.size, f"{at}, position {filled[0]}: an empty slot holds only pad ({PAD}); {listed}"
+            continue
+        assert 1 <= length <= max_length, f"{at}: length outside [1, max_length={max_length}]; {listed}"
+        ends = np.flatnonzero(row == EOS)
+        end = int(ends[0]) + 1 if ends.size else max_length
+        assert length == end, (
+            f"{at}: the length must count the tokens up to and including the first eos ({EOS}), "
+            f"or be max_length without one: {end}, not {int(length)}; {listed}"
+        )
+        tail = np.flatnonzero(row[length:] != PAD)
+        assert not tail.size, (
+            f"{at}, position {int(length) + tail[0]}: token {row[length + tail[0]]} after the end; "
+            f"every position after eos must hold pad ({PAD}); {listed}"
+        )
+        early += int(length < max_length)
+    return early
+
+
+def assert_hypotheses_equal(got: Hypotheses, want: Hypotheses, what: str, *, scores: bool = True) -> None:
+    """Whole rows equal: tokens (pads included) and lengths exactly; scores within 1e-5 unless `scores` is False."""
+    assert_trees_close(got._replace(scores=None), want._replace(scores=None), exact=True, what=what)
+    if scores:
+        only = lambda h: h._replace(tokens=None, lengths=None)
+        assert_trees_close(only(got), only(want), atol=1e-5, rtol=1e-5, what=what)
 
 
 class StrategyTests(ConformanceTests):
-    """Shapes, pads after eos, sorted scores, jit, batch-size invariance, keys."""
+    """Shapes, pads after eos, sorted scores, min_length, determinism, jit, batching (module docstring)."""
 
     zoo_kind: ClassVar[str] = "strategy"
 
@@ -61,70 +187,104 @@ class StrategyTests(ConformanceTests):
     def strategy(cls, registry, entry):
         return component_spec(entry.name, kind="strategy", registry=registry, **entry.test).build()
 
-    def run(self, strategy, state, key=None) -> Hypotheses:
-        return _decode(strategy, state, key)
+    @pytest.fixture(scope="class")
+    @classmethod
+    def model(cls) -> tuple[Any, Any]:
+        return ending_language_model()
+
+    def test_is_a_strategy(self, strategy, entry):
+        assert isinstance(strategy, DecoderStrategy), f"{entry.name!r} builds a {type(strategy).__name__}"
+        assert strategy.max_length >= 1, _at("max_length", entry.name, f"max_length={strategy.max_length}")
+
+    def test_shapes(self, strategy, entry, model):
+        step, states = model
+        hyps = decode(strategy, step, states[0], jax.random.key(0))
+        n, at = hyps.tokens.shape[0], _at("shapes", entry.name, "input 0")
+        assert hyps.tokens.shape == (n, strategy.max_length), f"{at}: tokens {hyps.tokens.shape}, want (n, max_length)"
+        assert hyps.scores.shape == (n,) and hyps.lengths.shape == (n,), (
+            f"{at}: scores {hyps.scores.shape} and lengths {hyps.lengths.shape}, want ({n},) each"
+        )
+        assert jnp.issubdtype(hyps.tokens.dtype, jnp.integer), f"{at}: tokens are {hyps.tokens.dtype}, not integers"
+
+    def test_pad_after_eos_and_lengths(self, strategy, entry, model):
+        step, states = model
+        early = 0
+        for row in range(states.shape[0]):
+            hyps = decode(strategy, step, states[row], jax.random.key(row))
+            what = _at("pad after eos", entry.name, f"input {row}")
+            early += assert_rows_well_formed(hyps, strategy.max_length, what)
+        assert early, _at(
+            "pad after eos",
+            entry.name,
+            f"no hypothesis ended before max_length={strategy.max_length}, so no tail "
+            "was checked (on this model eos is the likeliest token within a few steps)",
+        )
+
+    def test_scores_sorted_best_first(self, strategy, entry, model):
+        step, states = model
+        compared = 0
+        for row in range(states.shape[0]):
+            scores = np.asarray(decode(strategy, step, states[row], jax.random.key(row)).scores)
+            if scores.shape[0] < 2:
+                pytest.skip(f"{entry.name!r} returns one hypothesis per input: no order to check")
+            compared += int(np.sum(scores > -np.inf) >= 2)
+            for j in range(scores.shape[0] - 1):
+                assert scores[j] >= scores[j + 1] - 1e-6, _at(
+                    "scores sorted best first",
+                    entry.name,
+                    f"input {row}, hypothesis {j + 1}",
+                    f"score {scores[j + 1]} above hypothesis {j}'s {scores[j]}; scores {scores.tolist()}",
+                )
+        assert compared, _at("scores sorted best first", entry.name, "no input gave two hypotheses to compare")
+
+    def test_min_length_is_respected(self, registry, entry):
+        if "min_length" not in entry.params:
+            pytest.skip("this strategy declares no min_length")
+        step, states = toy_language_model(eos_bias=6.0)  # eos is by far the likeliest token
+        free = [len(reference_greedy(step, states[row], 6)[0]) for row in range(states.shape[0])]
+        assert max(free) < 4, _at(
+            "min_length",
+            entry.name,
+            f"greedy should end before 4 tokens here without min_length (lengths {free}), "
+            "else min_length=4 changes nothing",
+        )
+        params = {**entry.test, "min_length": 4, "max_length": max(6, entry.test.get("max_length", 6))}
+        strategy = component_spec(entry.name, kind="strategy", registry=registry, **params).build()
+        hyps = decode_batch(strategy, step, states, jax.random.split(jax.random.key(3), states.shape[0]))
+        for row, (tokens, scores, lengths) in enumerate(zip(hyps.tokens, hyps.scores, hyps.lengths, strict=True)):
+            for j in np.flatnonzero(scores > -np.inf):
+                early = np.flatnonzero(tokens[j, :3] == EOS)
+                assert not early.size and lengths[j] >= 4, _at(
+                    "min_length",
+                    entry.name,
+                    f"min_length=4, input {row}, hypothesis {j}",
+                    f"eos at position {early[0] if early.size else lengths[j] - 1} (length {lengths[j]}); "
+                    f"eos may come at position 3 at the earliest: row {tokens[j].tolist()}",
+                )
 
     @pytest.fixture(scope="class")
     @classmethod
-    def states(cls):
-        return toy_language_model()[1]
+    def eager(cls, strategy, model) -> Hypotheses:
+        """One call outside ``jit`` (input 1, key 0), shared by the determinism and jit checks."""
+        step, states = model
+        return strategy(step, states[1], bos=BOS, eos=EOS, pad=PAD, key=jax.random.key(0))
 
-    def test_is_a_strategy(self, strategy):
-        assert isinstance(strategy, DecoderStrategy)
-        assert strategy.max_length >= 1
+    def test_same_inputs_same_outputs(self, strategy, entry, model, eager):
+        step, states = model
+        again = strategy(step, states[1], bos=BOS, eos=EOS, pad=PAD, key=jax.random.key(0))
+        what = _at("determinism (same inputs and key, same hypotheses)", entry.name, "input 1, key 0, two calls")
+        assert_trees_close(again, eager, exact=True, what=what)
 
-    def test_shapes(self, strategy, states):
-        hyps = self.run(strategy, states[0], jax.random.key(0))
-        n = hyps.tokens.shape[0]
-        assert hyps.tokens.shape == (n, strategy.max_length)
-        assert hyps.scores.shape == (n,) and hyps.lengths.shape == (n,)
-        assert jnp.issubdtype(hyps.tokens.dtype, jnp.integer)
+    def test_eager_matches_jit(self, strategy, entry, model, eager):
+        step, states = model
+        jitted = decode(strategy, step, states[1], jax.random.key(0))
+        assert_trees_close(jitted, eager, atol=1e-4, what=_at("jit equals eager", entry.name, "input 1, key 0"))
 
-    def test_pad_after_eos_and_lengths(self, strategy, states):
-        for row in range(states.shape[0]):
-            hyps = jax.device_get(self.run(strategy, states[row], jax.random.key(row)))
-            for tokens, length, score in zip(hyps.tokens, hyps.lengths, hyps.scores, strict=True):
-                if score == -np.inf:  # an empty n-best slot: no sequence left to fill it
-                    assert length == 0 and np.all(tokens == PAD), "an empty slot must hold only pad"
-                    continue
-                assert 1 <= length <= strategy.max_length
-                assert np.all(tokens[length:] == PAD), f"tokens after the end must be pad: {tokens}"
-                assert not np.any(tokens[: length - 1] == EOS), f"eos before the end: {tokens}"
-                if length < strategy.max_length:
-                    assert tokens[length - 1] == EOS, f"a hypothesis shorter than max_length must end in eos: {tokens}"
-
-    def test_scores_sorted_best_first(self, strategy, states):
-        hyps = self.run(strategy, states[1], jax.random.key(1))
-        assert bool(jnp.all(hyps.scores[:-1] >= hyps.scores[1:] - 1e-6)), f"scores not sorted: {hyps.scores}"
-
-    def test_min_length_is_respected(self, registry, entry, states):
-        if "min_length" not in entry.params:
-            pytest.skip("this strategy declares no min_length")
-        params = {**entry.test, "min_length": 4, "max_length": max(6, entry.test.get("max_length", 6))}
-        strategy = component_spec(entry.name, kind="strategy", registry=registry, **params).build()
-        step, _ = toy_language_model(eos_bias=6.0)  # eos is by far the likeliest token
-        keys = jax.random.split(jax.random.key(3), states.shape[0])
-        hyps = jax.device_get(
-            eqx.filter_jit(jax.vmap(lambda st, k: strategy(step, st, bos=BOS, eos=EOS, pad=PAD, key=k)))(states, keys)
-        )
-        real = hyps.scores > -np.inf
-        assert np.all(hyps.lengths[real] >= 4), f"min_length=4 but lengths are {hyps.lengths}"
-
-    def test_eager_matches_jit(self, strategy, states):
-        step, _ = toy_language_model()
-        eager = strategy(step, states[0], bos=BOS, eos=EOS, pad=PAD, key=jax.random.key(0))
-        assert_trees_close(eager, self.run(strategy, states[0], jax.random.key(0)), atol=1e-4)
-
-    def test_batch_size_invariance(self, strategy, states):
+    def test_batch_size_invariance(self, strategy, entry, model):
+        step, states = model
         keys = jax.random.split(jax.random.key(2), states.shape[0])
-        batched = _decode_batch(strategy, states, keys)
-        pair = _decode_batch(strategy, states[:2], keys[:2])
+        batched = decode_batch(strategy, step, states, keys)
         for row in range(states.shape[0]):
-            single = self.run(strategy, states[row], keys[row])
-            assert_trees_close(jax.tree.map(lambda a, r=row: a[r], batched), single, atol=1e-4)
-            if row < 2:
-                assert_trees_close(jax.tree.map(lambda a, r=row: a[r], pair), single, atol=1e-4)
-
-    def test_same_key_same_result(self, strategy, states):
-        key = jax.random.key(5)
-        assert_trees_close(self.run(strategy, states[2], key), self.run(strategy, states[2], key), exact=True)
+            single = decode(strategy, step, states[row], keys[row])
+            what = _at("batch-size invariance", entry.name, f"input {row} in a batch of {states.shape[0]} vs alone")
+            assert_trees_close(jax.tree.map(lambda a, r=row: a[r], batched), single, atol=1e-4, what=what)
