@@ -387,6 +387,31 @@ class DecoderStrategy(eqx.Module):
 
     Factories are called as ``factory(**params)``. The whole search runs under
     one `lax.while_loop` with fixed shapes, so it jits and vmaps over a batch.
+    It returns `Hypotheses` best first: ``tokens [n, max_length]``, each row pad after
+    its first eos, ``lengths`` counting the tokens up to and including that eos
+    (`max_length` when none came), no eos before `min_length` tokens.
+
+    Checked by `zoo.testing.StrategyTests` on step functions where eos comes at different
+    steps for different hypotheses (each check asserts some hypothesis ended early), whole
+    rows compared, pads included: shapes (``test_shapes``); pad after eos and lengths that
+    match the tokens, empty slots all pad (``test_pad_after_eos_and_lengths``); scores
+    sorted best first (``test_scores_sorted_best_first``); `min_length`
+    (``test_min_length_is_respected``); the same rows for the same inputs and key
+    (``test_same_inputs_same_outputs``); jit and vmap change nothing (``test_eager_matches_jit``,
+    ``test_batch_size_invariance``). A strategy declaring ``beam_size`` (`zoo.testing.WidthSearchTests`):
+    width 1 with ``alpha = 0`` is greedy exactly, tokens, length and score, also where a
+    second finishing candidate would beat greedy (``test_width_one_without_length_penalty_equals_greedy``);
+    ``n_best`` rows sorted and distinct (``test_n_best_sorted_and_distinct``); a width-2
+    search finds what greedy misses (``test_wider_search_finds_what_greedy_misses``); no stop
+    while a longer hypothesis can still win under length normalisation
+    (``test_length_penalty_stopping_case``); a width covering every prefix returns exactly
+    the n best of exhaustive search, scores ``log P(y) / |y|^alpha``
+    (``test_width_covering_every_prefix_is_exact``). A strategy declaring ``temperature``
+    (`zoo.testing.SamplerTests`): temperature 0 and -> 0 are greedy exactly
+    (``test_temperature_to_zero_equals_greedy``); the key decides the draw
+    (``test_key_decides_the_draw``); draws follow the model's distribution
+    (``test_draws_follow_the_distribution``) and ``top_k``/``top_p`` keep only the head
+    (``test_truncation_keeps_only_the_head``).
     """
 
     max_length: eqx.AbstractVar[int]
