@@ -14,6 +14,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -187,6 +188,11 @@ def test_a_failure_midway_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
 
 
 def test_an_interrupt_during_the_save_removes_the_temporary(tmp_path):
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach only the main thread")
+    # Python's own Ctrl-C handler, whatever the test runner installed (a worker may ignore SIGINT).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+
     class Interrupting(dict):
         def items(self):  # read by safetensors once the temporary exists: a real Ctrl-C arrives then
             os.kill(os.getpid(), signal.SIGINT)
@@ -194,8 +200,11 @@ def test_an_interrupt_during_the_save_removes_the_temporary(tmp_path):
 
     target = tmp_path / "m.safetensors"
     write_atomic(target, tensors(1.0), {"v": "old"})
-    with pytest.raises(KeyboardInterrupt):
-        write_atomic(target, Interrupting(tensors(2.0)), {})
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write_atomic(target, Interrupting(tensors(2.0)), {})
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert stored(target)[0]["v"] == "old" and leftovers(tmp_path, target) == []
 
 
