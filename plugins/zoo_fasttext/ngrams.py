@@ -15,20 +15,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from zoo.vectors import subwords
+
 __all__ = ["fnv1a", "fnv1a_many", "ngram_buckets", "ngrams", "subword_table"]
 
 _FNV_OFFSET = 2166136261
 _FNV_PRIME = 16777619
-_MASK32 = 0xFFFFFFFF
 
 
 def fnv1a(text: str) -> int:
-    """fastText's 32-bit FNV-1a of the UTF-8 bytes of `text` (each byte sign-extended first)."""
-    h = _FNV_OFFSET
-    for byte in text.encode("utf-8"):
-        h ^= byte | 0xFFFFFF00 if byte >= 0x80 else byte
-        h = (h * _FNV_PRIME) & _MASK32
-    return h
+    """fastText's 32-bit FNV-1a of the UTF-8 bytes of `text` (each byte sign-extended first;
+    `zoo.vectors.subwords.fnv1a`, which a fastText ``.bin`` file's n-grams use too)."""
+    return subwords.fnv1a(text.encode("utf-8"))
 
 
 def ngrams(word: str, min_n: int = 3, max_n: int = 6) -> list[str]:
