@@ -39,7 +39,7 @@ import numpy as np
 
 from zoo.errors import DataError
 from zoo.vectors.fasttext_model import SUPERVISED, FastTextArgs, FastTextModel, fasttext_from_zoo
-from zoo.vectors.formats import CORRUPT_GZIP, MAX_WORD_BYTES, corrupt_gzip, open_binary
+from zoo.vectors.formats import CORRUPT_GZIP, MAX_WORD_BYTES, corrupt_gzip, decode_word, open_binary
 
 __all__ = [
     "FASTTEXT_MAGIC",
@@ -242,7 +242,7 @@ def _read(source: _Source, output: bool, encoding: str, unicode_errors: str) -> 
         source.skip(4 * out_rows * args.dim, "the output matrix")
         output_matrix = None
     source.expect_end()
-    words = [_decode(s, i, path, encoding, unicode_errors) for i, s in enumerate(spellings)]
+    words = [decode_word(s, path, f"dictionary entry {i}", encoding, unicode_errors) for i, s in enumerate(spellings)]
     model = FastTextModel(
         args,
         words[:nwords],
@@ -302,17 +302,6 @@ def _check_shape(source: _Source, rows: int, dim: int, what: str) -> None:
 def _read_matrix(source: _Source, rows: int, dim: int, what: str) -> np.ndarray:
     _check_shape(source, rows, dim, what)
     return source.floats(rows * dim, what).reshape(rows, dim)
-
-
-def _decode(spelling: bytes, index: int, path: Path, encoding: str, unicode_errors: str) -> str:
-    try:
-        return spelling.decode(encoding, errors=unicode_errors)
-    except UnicodeDecodeError as error:
-        raise DataError(
-            f"{path}: dictionary entry {index}: byte {spelling[error.start : error.end][:4].hex(' ')} is not valid "
-            f"{encoding} ({error.reason}); pass the file's encoding (encoding='latin-1', say), or "
-            "unicode_errors='replace'"
-        ) from None
 
 
 def _check_ngram_budget(model: FastTextModel, source: _Source) -> None:

@@ -289,7 +289,8 @@ def corrupt_gzip(path: Path, error: BaseException) -> DataError:
     )
 
 
-def _decode(raw: bytes, path: Path, where: str, encoding: str, unicode_errors: str) -> str:
+def decode_word(raw: bytes, path: Path, where: str, encoding: str, unicode_errors: str) -> str:
+    """`raw` decoded, or a `DataError` naming `path`, `where` (a row, an entry) and the bad byte."""
     try:
         return raw.decode(encoding, errors=unicode_errors)
     except UnicodeDecodeError as error:
@@ -332,7 +333,7 @@ def _read_text(handle, count, dim, path, encoding, unicode_errors):
             raise DataError(
                 f"{path}: vector {row} is on a line longer than {longest} bytes; expected 'word' + {dim} numbers"
             )
-        fields = _decode(line, path, f"vector {row}", encoding, unicode_errors).rstrip().split(" ")
+        fields = decode_word(line, path, f"vector {row}", encoding, unicode_errors).rstrip().split(" ")
         if len(fields) != dim + 1:
             raise DataError(f"{path}: vector {row} ({fields[0]!r}) has {len(fields) - 1} values, expected {dim}")
         vectors = _room(vectors, row)
@@ -353,7 +354,7 @@ def _read_headerless(handle, dim, limit, path, encoding, unicode_errors):
         where = f"line {len(words) + 1}"
         if len(line) == longest and not line.endswith(b"\n"):
             raise DataError(f"{path}: {where} is longer than {longest} bytes; expected a word and {dim} numbers")
-        fields = _decode(line, path, where, encoding, unicode_errors).rstrip().split(" ")
+        fields = decode_word(line, path, where, encoding, unicode_errors).rstrip().split(" ")
         word = " ".join(fields[:-dim])  # GloVe's words may hold spaces: the word is what precedes the numbers
         if len(fields) < dim + 1 or not word or (len(fields) > dim + 1 and _is_number(fields[-dim - 1])):
             raise DataError(f"{path}: {where} ({fields[0][:40]!r}) has {len(fields) - 1} values, expected {dim}")
@@ -386,7 +387,7 @@ def _read_binary(handle, count, dim, path, encoding, unicode_errors):
         while len(buffer) < space + 1 + width:
             space -= pos  # refill drops the consumed prefix
             refill(row, "vector")
-        word = _decode(buffer[pos:space], path, f"vector {row}", encoding, unicode_errors).lstrip("\n")
+        word = decode_word(buffer[pos:space], path, f"vector {row}", encoding, unicode_errors).lstrip("\n")
         vectors = _room(vectors, row)
         vectors[row] = np.frombuffer(buffer, dtype="<f4", count=dim, offset=space + 1)
         words.append(word)
