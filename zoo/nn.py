@@ -11,14 +11,11 @@ from jaxtyping import Array, Bool, Float, Int
 
 __all__ = [
     "dropout",
-    "masked_mean",
     "masked_softmax",
     "run_cell",
     "scalar_mix",
-    "sequence_mask",
     "top_k",
     "uniform_rows",
-    "where_mask",
 ]
 
 
@@ -32,12 +29,6 @@ def masked_softmax(scores: Float[Array, " n"], mask: Bool[Array, " n"]) -> Float
     weights = jax.nn.softmax(scores, axis=-1)
     weights = jnp.where(mask, weights, 0.0)
     return weights.astype(dtype)
-
-
-def masked_mean(values: Float[Array, "..."], mask: Bool[Array, "..."]) -> Float[Array, ""]:
-    """Mean of `values` over True positions (0 when none)."""
-    mask = mask.astype(values.dtype)
-    return jnp.sum(values * mask) / jnp.maximum(jnp.sum(mask), 1.0)
 
 
 def scalar_mix(
@@ -89,11 +80,6 @@ def _uniform_rows(key, shape, minval, maxval, block_rows):
     return jax.lax.fori_loop(0, -(-rows // block), draw, jnp.zeros(shape))
 
 
-def sequence_mask(lengths: Int[Array, "..."], max_len: int) -> Bool[Array, "... max_len"]:
-    """True for positions below each length."""
-    return jnp.arange(max_len) < lengths[..., None]
-
-
 def top_k(x: Float[Array, "... n"], k: int) -> tuple[Float[Array, "... k"], Int[Array, "... k"]]:
     """`jax.lax.top_k` of floating-point `x` along the last axis (the same values and
     indices, ties to the lower index), searching long rows in two passes.
@@ -128,11 +114,6 @@ def dropout(x: Array, rate: float, key: jax.Array | None) -> Array:
         return x
     keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
     return jnp.where(keep, x / (1.0 - rate), 0.0)
-
-
-def where_mask(mask: Bool[Array, ""], new, old):
-    """Select PyTree `new` where `mask` else `old` (holds recurrent state on pads)."""
-    return jax.tree.map(lambda a, b: jnp.where(mask, a, b), new, old)
 
 
 def run_cell(cell, xs, mask, state=None, *, reverse: bool = False):

@@ -3,7 +3,7 @@
 A table file has three sections::
 
     [components.<name>]     kind, factory ("module:attr"), plugin, params, domains, test, summary, paper
-    [architectures.<name>]  factory, plugin, slots, params, domains, vocabularies, provides, test, summary
+    [architectures.<name>]  factory, plugin, slots, params, domains, vocabularies, recipe, test, summary
     [presets.<name>]        base (a model name), params (dotted keys allowed), summary
     [demos.<name>]          run ("module:function"), summary: ``zoo demo <name>``
 
@@ -74,7 +74,6 @@ class ArchitectureEntry:
     params: Mapping[str, Any] = field(default_factory=dict)
     scoped: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     vocabularies: Mapping[str, str] = field(default_factory=dict)
-    provides: str | None = None
     recipe: str | None = None
     test: Mapping[str, Any] = field(default_factory=dict)
     summary: str = ""
@@ -144,7 +143,6 @@ _ARCH_KEYS = {
     "params",
     "domains",
     "vocabularies",
-    "provides",
     "recipe",
     "test",
     "summary",
@@ -263,7 +261,6 @@ def _architecture(name: str, data: Mapping[str, Any], plugin: str | None, src: s
         params=params,
         scoped=scoped,
         vocabularies=vocabularies,
-        provides=data.get("provides"),
         recipe=data.get("recipe"),
         test=test,
         summary=str(data.get("summary", "")),

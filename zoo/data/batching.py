@@ -10,7 +10,7 @@ bucket and never again.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -216,9 +216,3 @@ class ArrayBatches:
                 nxt = {"epoch": epoch, "batch": i + 1} if i + 1 < count else {"epoch": epoch + 1, "batch": 0}
                 yield {k: v[rows] for k, v in self.arrays.items()}, nxt
             epoch, index = epoch + 1, 0
-
-
-def describe_position(position: Mapping[str, Any] | None) -> str:
-    if not position:
-        return "the start"
-    return ", ".join(f"{k} {v}" for k, v in position.items())

@@ -26,7 +26,6 @@ __all__ = [
     "NUM_CHARS",
     "PAD",
     "SpelledBatches",
-    "boundary_spelling",
     "encode_sentences",
     "encode_words",
     "spell",
@@ -60,15 +59,6 @@ def _spelled(word: str, max_length: int) -> np.ndarray:
     out[0] = BOW
     out[1 : 1 + len(data)] = np.frombuffer(data, dtype=np.uint8).astype(np.int32) + _OFFSET
     out[1 + len(data)] = EOW
-    return out
-
-
-def boundary_spelling(char: int, max_length: int) -> np.ndarray:
-    """The spelling of a sentence boundary token: ``[BOW, char, EOW, PAD...]``."""
-    if char not in (BOS_CHAR, EOS_CHAR):
-        raise DataError(f"boundary character must be BOS_CHAR or EOS_CHAR, got {char}")
-    out = np.zeros(max_length, dtype=np.int32)
-    out[:3] = (BOW, char, EOW)
     return out
 
 
