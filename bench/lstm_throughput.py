@@ -58,7 +58,7 @@ def run_zoo(args: argparse.Namespace) -> dict:
     import zoo
     from zoo.data.stream import StreamBatches
     from zoo.language import zaremba_sgd
-    from zoo.trainer import train
+    from zoo.training.trainer import train
 
     ids, vocab_size = load_stream(args.data_dir, args.vocab_size)
     size = {"hidden_size": args.hidden, "embedding_size": args.hidden}

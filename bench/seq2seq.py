@@ -73,8 +73,8 @@ def run_zoo(args, batches, test) -> dict:
     import jax.numpy as jnp
     import optax
 
-    from zoo.builder import build
-    from zoo.trainer import make_step
+    from zoo.building.builder import build
+    from zoo.training.trainer import make_step
 
     model = build(
         "seq2seq+luong-general",

@@ -25,11 +25,11 @@ import jax
 import numpy as np
 import optax
 
-from zoo.builder import build
+from zoo.building.builder import build
 from zoo.data.paths import require_shared_data
 from zoo.data.text import tokenize
-from zoo.trainer import train
-from zoo.weights import save
+from zoo.training.trainer import train
+from zoo.building.weights import save
 from zoo_seq2seq.data import build_vocabs, pair_batches
 from zoo_seq2seq.translate import translate_texts
 

@@ -14,8 +14,8 @@ import jax
 import pytest
 from hypothesis import settings
 
-from zoo.plugins import PluginWarning
-from zoo.registry import Registry, reset_default_registry
+from zoo.naming.loader import PluginWarning
+from zoo.naming.registry import Registry, reset_default_registry
 
 # Property-based tests: a few dozen examples in the default run; `--hypothesis-profile=slow` for thousands.
 settings.register_profile("zoo", max_examples=25, deadline=None)

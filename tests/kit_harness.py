@@ -218,7 +218,7 @@ def install_plugin(
     for mod, source in (modules or {}).items():
         (site / f"{mod}.py").write_text(source, encoding="utf-8")
     (site / f"{module}.py").write_text(
-        f"{prelude}\nfrom zoo.hookspecs import hookimpl\n\nTABLES = {tables!r}\n\n\n"
+        f"{prelude}\nfrom zoo.naming.hookspecs import hookimpl\n\nTABLES = {tables!r}\n\n\n"
         "@hookimpl\ndef zoo_register_tables(register):\n    register(TABLES)\n",
         encoding="utf-8",
     )

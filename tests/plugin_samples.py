@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from zoo.hookspecs import hookimpl
+from zoo.naming.hookspecs import hookimpl
 
 DOT_COPY = """
 [components.dot-copy]

@@ -19,9 +19,9 @@ import pytest
 
 from zoo.cli.eval_cmd import eval_parser
 from zoo.cli.main import build_parser, main
-from zoo.recipes import HyperparameterOption
-from zoo.registry import default_registry
-from zoo.spec import import_factory
+from zoo.training.recipes import HyperparameterOption
+from zoo.naming.registry import default_registry
+from zoo.naming.spec import import_factory
 
 CANDIDATES = ["0", "-5", "nan", "inf"]
 """Values fed to every numeric option; those outside its domain must be usage errors."""
@@ -97,7 +97,7 @@ def problems(parser: argparse.ArgumentParser, run: Any, capsys: pytest.CaptureFi
         required = ["-5"] + (["nan", "inf"] if kind is float else [])
         missing = [v for v in required if not rejects(action, v)]
         if missing:
-            found.append(f"{parser.prog} {flag}: accepts {missing}; give it a checked type (zoo.domains.argument_type)")
+            found.append(f"{parser.prog} {flag}: accepts {missing}; give it a checked type (zoo.naming.domains.argument_type)")
         for value in (v for v in CANDIDATES if rejects(action, v)):
             capsys.readouterr()
             status = run([f"{action.option_strings[-1]}={value}"])
@@ -337,7 +337,7 @@ def test_set_values_fail_before_the_data_is_read(tmp_path, monkeypatch, capsys, 
 
 
 def test_a_hyperparameter_option_wins_over_set(corpus, tmp_path, monkeypatch):
-    from zoo.recipes import resolve_spec
+    from zoo.training.recipes import resolve_spec
 
     parser = parser_of(["train", "word2vec-skipgram"], monkeypatch)
     options = parser.parse_args(["--corpus", str(corpus), "--out", str(tmp_path / "v.safetensors"), "--dim", "7"])
@@ -351,7 +351,7 @@ def test_a_hyperparameter_option_wins_over_set(corpus, tmp_path, monkeypatch):
 
 
 def test_seed_bounds():
-    from zoo.recipes import seed_type
+    from zoo.training.recipes import seed_type
 
     assert seed_type("0") == 0 and seed_type("4294967295") == 4294967295  # jax.random.key takes these
     for bad in ("-1", "4294967296", "1.5"):

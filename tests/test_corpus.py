@@ -12,8 +12,8 @@ import pytest
 from zoo.data.corpus import build_word_vocab, count_tokens, iter_ids, iter_lines, iter_sentences
 from zoo.data.tokenize import ascii_words, get_tokenizer, plugin_tokenizers, tokenizer_names, words
 from zoo.errors import DataError, PluginConflictError, UnknownNameError
-from zoo.hookspecs import hookimpl
-from zoo.registry import Registry
+from zoo.naming.hookspecs import hookimpl
+from zoo.naming.registry import Registry
 
 TEXT = "The cat sat.\nDon't stop: the CAT ran!\n\n  42 \nSeñor Müller's café\n"
 
@@ -132,7 +132,7 @@ def test_tokenizer_plugin_loads_through_its_entry_point(tmp_path, monkeypatch):
     module.write_text(
         textwrap.dedent(
             """
-            from zoo.hookspecs import hookimpl
+            from zoo.naming.hookspecs import hookimpl
 
             class Plugin:
                 @hookimpl

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.builder import build
+from zoo.building.builder import build
 from zoo.testing.search import A, B, exhaustive_search, prefix_language_model, random_language_model
 from zoo.testing.strategies import BOS, EOS, PAD, toy_language_model
 from zoo_decoding.beam import BeamSearch, length_normalise

@@ -19,14 +19,14 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 import zoo
-from zoo.checkpoint import load_checkpoint
+from zoo.training.checkpoint import load_checkpoint
 from zoo.cli.main import main
 from zoo.data.tasks import digit_vocab
 from zoo.data.vocab import Vocab
 from zoo.errors import WeightsError, ZooError
 from zoo.testing.base import assert_trees_close
 from zoo.vectors.keyed import KeyedVectors
-from zoo.weights import seal
+from zoo.building.weights import seal
 
 MARKER = "zoo_marker_module"
 
@@ -54,9 +54,9 @@ def craft(source, out, edit):
     with safe_open(str(source), "numpy") as handle:
         meta = dict(handle.metadata())
     tensors = load_file(str(source))
-    spec = json.loads(meta["zoo.spec"])
+    spec = json.loads(meta["zoo.naming.spec"])
     edit(spec)
-    meta["zoo.spec"] = json.dumps(spec)
+    meta["zoo.naming.spec"] = json.dumps(spec)
     save_file(tensors, str(out), metadata=seal(meta, tensors))
     return out
 
@@ -118,7 +118,7 @@ def test_an_unregistered_architecture_or_component_is_named(saved, tmp_path, reg
 
 def test_a_nested_spec_in_a_parameter_is_data_too(marker, registry):
     """A tagger rebuilds its contextual embedder from a JSON spec held in a parameter."""
-    from zoo.builder import build_from_spec
+    from zoo.building.builder import build_from_spec
 
     inner = json.loads(registry.describe("elmo", vocab_size=19, projection_size=6).to_json())
     factories_to_marker(inner)
@@ -153,7 +153,7 @@ def test_every_loading_path_refuses_the_crafted_file(saved, marker, tmp_path, re
 
 
 def test_a_checkpoint_with_crafted_progress_is_refused(seq2seq, tmp_path, registry):
-    from zoo.checkpoint import save_checkpoint
+    from zoo.training.checkpoint import save_checkpoint
 
     opt_state = optax.adam(1e-3).init(seq2seq)
     path = save_checkpoint(tmp_path / "ckpt.safetensors", seq2seq, opt_state, step=3, position={"epoch": 1})
@@ -170,14 +170,14 @@ def test_a_checkpoint_with_crafted_progress_is_refused(seq2seq, tmp_path, regist
             meta = dict(handle.metadata())
         tensors = load_file(str(path))
         save_file(
-            tensors, str(tmp_path / "bad.safetensors"), metadata=seal({**meta, "zoo.checkpoint": progress}, tensors)
+            tensors, str(tmp_path / "bad.safetensors"), metadata=seal({**meta, "zoo.training.checkpoint": progress}, tensors)
         )
         with pytest.raises(WeightsError, match=message):
             load_checkpoint(tmp_path / "bad.safetensors", opt_state, registry=registry)
 
 
 def test_resuming_from_a_checkpoint_of_other_hyperparameters_names_the_difference(seq2seq, tmp_path, registry):
-    from zoo.checkpoint import save_checkpoint
+    from zoo.training.checkpoint import save_checkpoint
 
     vocab = digit_vocab()
     other = zoo.build(
@@ -196,7 +196,7 @@ def test_resuming_from_a_checkpoint_of_other_hyperparameters_names_the_differenc
 
 
 def test_a_file_without_a_checksum_loads_only_when_asked_with_a_warning(saved, tmp_path, seq2seq, registry):
-    from zoo.weights import WeightsWarning
+    from zoo.building.weights import WeightsWarning
 
     with safe_open(str(saved), "numpy") as handle:
         meta = {k: v for k, v in handle.metadata().items() if k != "zoo.checksum"}
@@ -215,14 +215,14 @@ def test_a_flipped_spec_value_is_detected(saved, tmp_path, registry):
     with safe_open(str(saved), "numpy") as handle:
         meta = dict(handle.metadata())
     tensors = load_file(str(saved))
-    meta["zoo.spec"] = meta["zoo.spec"].replace('"label_smoothing": 0.0', '"label_smoothing": 0.5')
+    meta["zoo.naming.spec"] = meta["zoo.naming.spec"].replace('"label_smoothing": 0.0', '"label_smoothing": 0.5')
     save_file(tensors, str(tmp_path / "flipped.safetensors"), metadata=meta)
     with pytest.raises(WeightsError, match="does not match its checksum"):
         zoo.load(tmp_path / "flipped.safetensors", registry=registry)
 
 
 def test_a_format_1_file_still_loads_with_a_warning(saved, tmp_path, seq2seq, registry):
-    from zoo.weights import WeightsWarning, checksum
+    from zoo.building.weights import WeightsWarning, checksum
 
     with safe_open(str(saved), "numpy") as handle:
         meta = {k: v for k, v in handle.metadata().items() if k != "zoo.checksum"}
@@ -307,7 +307,7 @@ def test_vocabulary_tokens_are_rebuilt_exactly(saved, registry, seq2seq):
 
 def test_a_hook_that_exits_during_a_load_is_a_plugin_error(saved, tmp_path):
     from zoo.errors import PluginError
-    from zoo.hookspecs import hookimpl
+    from zoo.naming.hookspecs import hookimpl
 
     class ExitsOnMigrate:
         @hookimpl

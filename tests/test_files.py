@@ -1,4 +1,4 @@
-"""Saves that never harm the disk: zoo.files on real files, devices, mounts and killed writers."""
+"""Saves that never harm the disk: zoo.building.files on real files, devices, mounts and killed writers."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 from safetensors import safe_open
 
-from zoo import files
+from zoo.building import files
 from zoo.cli.main import main
 from zoo.errors import WeightsError
-from zoo.files import check_writable, output_path, sweep_temporaries, write_atomic
-from zoo.weights import write_atomic as reexported
+from zoo.building.files import check_writable, output_path, sweep_temporaries, write_atomic
+from zoo.building.weights import write_atomic as reexported
 
 ROOT = os.geteuid() == 0
 
@@ -214,7 +214,7 @@ ATTEMPTS = """
 import json, sys
 import numpy as np
 from zoo.errors import WeightsError
-from zoo.files import check_writable, write_atomic
+from zoo.building.files import check_writable, write_atomic
 size, results = int(sys.argv[1]), []
 for path in sys.argv[2:]:
     for attempt in (lambda: check_writable(path), lambda: write_atomic(path, {"x": np.ones(size, np.float32)}, {})):
@@ -281,7 +281,7 @@ FULL_DISK = """
 import json, os, sys
 import numpy as np
 from zoo.errors import WeightsError
-from zoo.files import check_writable, write_atomic
+from zoo.building.files import check_writable, write_atomic
 disk = sys.argv[1]
 target = os.path.join(disk, "m.safetensors")
 results = {}
@@ -335,7 +335,7 @@ def test_a_full_disk_is_a_weights_error_and_keeps_the_old_file(tmp_path):
 WRITER = """
 import hashlib, sys
 import numpy as np
-from zoo.files import write_atomic
+from zoo.building.files import write_atomic
 target, size = sys.argv[1], int(sys.argv[2])
 versions = []
 for seed in (1, 2):

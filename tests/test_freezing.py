@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from zoo.freezing import frozen, skip_frozen
+from zoo.training.freezing import frozen, skip_frozen
 
 
 class _Pair(eqx.Module):

@@ -5,9 +5,9 @@ import inspect
 import tomllib
 from pathlib import Path
 
-from zoo import hookspecs
-from zoo.catalogue import CataloguePlugin, catalogue
-from zoo.plugins import discover_entry_points
+from zoo.naming import hookspecs
+from zoo.naming.catalogue import CataloguePlugin, catalogue
+from zoo.naming.loader import discover_entry_points
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_PACKAGES = sorted(p.name for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").exists())
@@ -69,7 +69,7 @@ def test_public_functions_survive_submodule_imports():
 
     import zoo
 
-    for module in ("zoo.builder", "zoo.trainer", "zoo.weights", "zoo.api"):
+    for module in ("zoo.building.builder", "zoo.training.trainer", "zoo.building.weights", "zoo.naming.listing"):
         importlib.import_module(module)
     for name in zoo.__all__:
         value = getattr(zoo, name)

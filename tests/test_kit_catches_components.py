@@ -17,7 +17,7 @@ import pytest
 from kit_harness import run_kit
 
 from zoo import interfaces, testing
-from zoo.catalogue import catalogue_path
+from zoo.naming.catalogue import catalogue_path
 
 BUILTINS = tomllib.loads(catalogue_path().read_text(encoding="utf-8"))["components"]
 KIT_CLASS = {"attention": "TestAttention", "cell": "TestCells", "embedder": "TestEmbedders"}

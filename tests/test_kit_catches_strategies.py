@@ -17,7 +17,7 @@ import tomllib
 import pytest
 from kit_harness import run_kit
 
-from zoo.catalogue import catalogue_path
+from zoo.naming.catalogue import catalogue_path
 
 FACTORIES = {
     "greedy": "zoo_decoding.greedy:GreedySearch",

@@ -14,7 +14,7 @@ from zoo.data.stream import StreamBatches, split_text
 from zoo.eval.perplexity import perplexity, perplexity_from_nll
 from zoo.language import build_vocab, train_language_model
 from zoo.sampling import generate_text
-from zoo.trainer import train
+from zoo.training.trainer import train
 
 TEXT = "to be or not to be that is the question\n" * 40
 TINY = {"hidden_size": 24, "embedding_size": 12, "num_layers": 1}

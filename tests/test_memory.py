@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallo
 # which glibc deletes when the block is freed).
 _PROBE = """
 import ctypes, json, resource, sys, threading
-from zoo.memory import keep_freed_memory
+from zoo.training.memory import keep_freed_memory
 applied = keep_freed_memory() if sys.argv[1] == "keep" else False
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p

@@ -1,7 +1,7 @@
 import pytest
 
 from zoo.errors import NameSyntaxError
-from zoo.names import ParsedName, parse_name
+from zoo.naming.names import ParsedName, parse_name
 
 
 @pytest.mark.parametrize(

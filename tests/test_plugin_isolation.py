@@ -21,8 +21,8 @@ import pytest
 import zoo
 from zoo.cli.main import CLOSED_PIPE, build_parser, main
 from zoo.errors import PluginConflictError, PluginError
-from zoo.plugins import PluginWarning, discover_entry_points
-from zoo.registry import Registry
+from zoo.naming.loader import PluginWarning, discover_entry_points
+from zoo.naming.registry import Registry
 
 TESTS = Path(__file__).parent
 BUILTINS = discover_entry_points()

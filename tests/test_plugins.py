@@ -5,8 +5,8 @@ from importlib.metadata import EntryPoint
 import pytest
 
 from zoo.errors import PluginConflictError, PluginError, UnknownNameError
-from zoo.plugins import PluginWarning, discover_entry_points
-from zoo.registry import Registry
+from zoo.naming.loader import PluginWarning, discover_entry_points
+from zoo.naming.registry import Registry
 
 
 def ep(name: str, value: str) -> EntryPoint:

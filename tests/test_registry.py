@@ -9,9 +9,9 @@ from zoo.errors import (
     UnknownNameError,
     UnknownParameterError,
 )
-from zoo.registry import Registry
-from zoo.spec import ModelSpec
-from zoo.tables import read_tables
+from zoo.naming.registry import Registry
+from zoo.naming.spec import ModelSpec
+from zoo.naming.tables import read_tables
 
 TABLES = """
 [components.tok]

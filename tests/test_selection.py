@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zoo.selection import KeepBest, StopTraining
+from zoo.training.selection import KeepBest, StopTraining
 
 
 def _feed(keeper: KeepBest, scores: list[float]) -> None:

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.builder import build
+from zoo.building.builder import build
 from zoo.cli.main import main
 from zoo.data.tasks import TASKS, date_pairs, format_date, get_task, reversal_pairs, sorting_pairs
 from zoo.data.text import detokenize, tokenize

@@ -9,12 +9,12 @@ import numpy as np
 import optax
 import pytest
 
-from zoo.builder import build
+from zoo.building.builder import build
 from zoo.cli.main import main
 from zoo.data.tasks import date_pairs
 from zoo.eval.bleu import corpus_bleu
-from zoo.trainer import train
-from zoo.weights import save
+from zoo.training.trainer import train
+from zoo.building.weights import save
 from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches
 from zoo_seq2seq.recipe import exact_match
 

@@ -94,8 +94,8 @@ def test_standard_input_is_decoded_with_the_same_checks():
 @pytest.fixture(scope="module")
 def translator(tmp_path_factory):
     """An untrained, tiny seq2seq model: enough to read inputs and decode them."""
-    from zoo.builder import build
-    from zoo.weights import save
+    from zoo.building.builder import build
+    from zoo.building.weights import save
 
     src_vocab, tgt_vocab = build_vocabs([["café"], ["thé"]], [["coffee"], ["tea"]])
     model = build(

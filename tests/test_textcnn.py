@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import zoo
-from zoo.builder import component_spec
+from zoo.building.builder import component_spec
 from zoo.data.tokenize import get_tokenizer
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError, UnknownNameError

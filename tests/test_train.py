@@ -118,7 +118,7 @@ PARALLEL = """
 import jax, optax, numpy as np, zoo
 from zoo.data.batching import SequenceBatches
 from zoo.data.tasks import digit_vocab, reversal_pairs
-from zoo.parallel import data_mesh
+from zoo.training.parallel import data_mesh
 assert jax.device_count() == 4
 vocab = digit_vocab()
 src, tgt = reversal_pairs(64, seed=0)

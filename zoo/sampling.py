@@ -141,7 +141,7 @@ def generate_text(
 ) -> list[str]:
     """`generate` on text: the prompt is split at the model's level (words or
     characters) after a boundary token; returns each sample's continuation as text."""
-    from zoo.data.stream import decode_text, encode_text
+    from zoo.data.text import decode_text, encode_text
 
     vocab = model.vocabs["tokens"]
     ids = encode_text(vocab, prompt, model.level)

@@ -1,6 +1,6 @@
 """Entry points of the decoding strategies, one per algorithm (tables in registry.toml)."""
 
-from zoo.catalogue import CataloguePlugin
+from zoo.naming.catalogue import CataloguePlugin
 
 greedy = CataloguePlugin("greedy")
 beam = CataloguePlugin("beam")

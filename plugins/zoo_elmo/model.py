@@ -18,7 +18,7 @@ from zoo.errors import DataError
 from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, Model, RecurrentCell
 from zoo.nn import dropout as apply_dropout
 from zoo.nn import run_cell, scalar_mix
-from zoo.spec import ModelSpec
+from zoo.naming.spec import ModelSpec
 from zoo_elmo.softmax import draw_log_uniform, sampled_nll
 
 __all__ = ["ELMo"]

@@ -1,6 +1,6 @@
 """Entry points of the ELMo plugins (tables in zoo's registry.toml)."""
 
-from zoo.catalogue import CataloguePlugin
+from zoo.naming.catalogue import CataloguePlugin
 
 lstmp = CataloguePlugin("lstmp")
 elmo = CataloguePlugin("elmo")

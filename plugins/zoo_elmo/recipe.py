@@ -16,9 +16,9 @@ import optax
 
 import zoo
 from zoo.data.vocab import Vocab
-from zoo.domains import argument_type
+from zoo.naming.domains import argument_type
 from zoo.errors import DataError
-from zoo.recipes import add_common_arguments, add_encoding_argument, resolve_spec
+from zoo.training.recipes import add_common_arguments, add_encoding_argument, resolve_spec
 from zoo_elmo.data import lm_batches, read_windows
 
 __all__ = ["ELMoRecipe", "fit", "perplexity", "recipe"]

@@ -32,7 +32,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 from zoo.data.vocab import Vocabularies
 from zoo.interfaces import Embedder, Model
 from zoo.nn import uniform_rows
-from zoo.spec import ModelSpec
+from zoo.naming.spec import ModelSpec
 from zoo_fasttext.ngrams import ngram_buckets, subword_table
 
 __all__ = ["FastText", "block_loss", "padded_subwords"]

@@ -1,5 +1,5 @@
 """Entry point of the fasttext plugin (tables in zoo's registry.toml)."""
 
-from zoo.catalogue import CataloguePlugin
+from zoo.naming.catalogue import CataloguePlugin
 
 fasttext = CataloguePlugin("fasttext")

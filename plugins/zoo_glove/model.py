@@ -12,7 +12,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 from zoo.data.vocab import Vocabularies
 from zoo.errors import DataError
 from zoo.interfaces import Embedder, Model
-from zoo.spec import ModelSpec
+from zoo.naming.spec import ModelSpec
 
 __all__ = ["GloVe", "glove_weight"]
 

@@ -12,8 +12,8 @@ import jax
 
 import zoo
 from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
-from zoo.domains import argument_type
-from zoo.recipes import (
+from zoo.naming.domains import argument_type
+from zoo.training.recipes import (
     add_corpus_arguments,
     add_hyperparameter_argument,
     corpus_vocabulary,

@@ -12,7 +12,7 @@ import jax
 
 import zoo
 from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
-from zoo.recipes import (
+from zoo.training.recipes import (
     add_corpus_arguments,
     add_hyperparameter_argument,
     corpus_vocabulary,

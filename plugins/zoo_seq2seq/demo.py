@@ -17,13 +17,13 @@ import jax
 import numpy as np
 import optax
 
-from zoo.builder import build
+from zoo.building.builder import build
 from zoo.data.tasks import digit_vocab, reversal_pairs
-from zoo.domains import argument_type
-from zoo.files import output_path
-from zoo.recipes import seed_type
-from zoo.trainer import train
-from zoo.weights import load, save
+from zoo.naming.domains import argument_type
+from zoo.building.files import output_path
+from zoo.training.recipes import seed_type
+from zoo.training.trainer import train
+from zoo.building.weights import load, save
 from zoo_seq2seq.data import encode_sources, pair_batches
 
 __all__ = ["alignment_table", "run"]

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from zoo.builder import build_component
+from zoo.building.builder import build_component
 from zoo.data.vocab import Vocabularies
 from zoo.interfaces import (
     Decoder,
@@ -23,7 +23,7 @@ from zoo.interfaces import (
     Memory,
     Model,
 )
-from zoo.spec import ModelSpec
+from zoo.naming.spec import ModelSpec
 
 __all__ = ["Seq2Seq", "reverse_valid"]
 

@@ -11,16 +11,16 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-from zoo.builder import build_from_spec
+from zoo.building.builder import build_from_spec
 from zoo.data.batching import pad_sequences
 from zoo.data.chars import NUM_CHARS, encode_sentences
 from zoo.data.vocab import Vocabularies
 from zoo.errors import DataError, RecordError
-from zoo.freezing import frozen
+from zoo.training.freezing import frozen
 from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, Model
 from zoo.nn import dropout as apply_dropout
 from zoo.nn import scalar_mix
-from zoo.spec import ModelSpec
+from zoo.naming.spec import ModelSpec
 
 __all__ = ["Tagger", "with_context"]
 

@@ -12,11 +12,11 @@ import numpy as np
 import optax
 
 import zoo
-from zoo.domains import argument_type
+from zoo.naming.domains import argument_type
 from zoo.errors import DataError
-from zoo.freezing import skip_frozen
-from zoo.recipes import add_common_arguments, add_encoding_argument, resolve_spec
-from zoo.selection import KeepBest, StopTraining
+from zoo.training.freezing import skip_frozen
+from zoo.training.recipes import add_common_arguments, add_encoding_argument, resolve_spec
+from zoo.training.selection import KeepBest, StopTraining
 from zoo_tagger.data import TaggedSentences, read_tagged, tag_vocab, tagging_batches, word_vocab
 from zoo_tagger.model import with_context
 

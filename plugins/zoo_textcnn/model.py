@@ -13,10 +13,10 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 from zoo.data.batching import pad_sequences
 from zoo.data.vocab import Vocabularies
 from zoo.errors import DataError
-from zoo.freezing import frozen
+from zoo.training.freezing import frozen
 from zoo.interfaces import Embedder, Encoder, Model
 from zoo.nn import dropout as apply_dropout
-from zoo.spec import ModelSpec
+from zoo.naming.spec import ModelSpec
 from zoo_textcnn.data import LEGACY_TOKENIZER, tokenize
 
 __all__ = ["TextCNN"]

@@ -1,7 +1,7 @@
 """Entry points of the convolutional plugins (tables in zoo's registry.toml)."""
 
-from zoo.catalogue import CataloguePlugin
-from zoo.hookspecs import hookimpl
+from zoo.naming.catalogue import CataloguePlugin
+from zoo.naming.hookspecs import hookimpl
 
 
 class TextCNNPlugin(CataloguePlugin):

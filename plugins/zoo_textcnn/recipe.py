@@ -12,10 +12,10 @@ import numpy as np
 
 import zoo
 from zoo.data.vocab import Vocab
-from zoo.domains import argument_type
+from zoo.naming.domains import argument_type
 from zoo.errors import DataError
-from zoo.recipes import add_common_arguments, add_encoding_argument
-from zoo.selection import KeepBest, StopTraining
+from zoo.training.recipes import add_common_arguments, add_encoding_argument
+from zoo.training.selection import KeepBest, StopTraining
 from zoo_textcnn.data import (
     LEGACY_TOKENIZER,
     LabelledBatches,

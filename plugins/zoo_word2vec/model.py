@@ -33,7 +33,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from zoo.data.vocab import Vocabularies
 from zoo.interfaces import Embedder, Model
-from zoo.spec import ModelSpec
+from zoo.naming.spec import ModelSpec
 
 __all__ = ["CBOW", "SkipGram", "cbow_block_loss", "init_matrices", "skipgram_block_loss", "window_example_batch"]
 

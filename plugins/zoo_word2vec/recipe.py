@@ -10,8 +10,8 @@ from typing import Any
 import jax
 
 import zoo
-from zoo.domains import argument_type
-from zoo.recipes import (
+from zoo.naming.domains import argument_type
+from zoo.training.recipes import (
     add_corpus_arguments,
     add_hyperparameter_argument,
     corpus_vocabulary,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from zoo.cli.tag_cmd import read_inputs
 from zoo.errors import ZooError
-from zoo.files import output_path
-from zoo.recipes import add_encoding_argument
+from zoo.building.files import output_path
+from zoo.training.recipes import add_encoding_argument
 
 __all__ = ["register"]
 
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zoo.weights import load
+    from zoo.building.weights import load
 
     texts = read_inputs(args)
     model = load(args.model)

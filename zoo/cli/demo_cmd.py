@@ -18,8 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zoo.registry import default_registry
-    from zoo.spec import import_factory
+    from zoo.naming.registry import default_registry
+    from zoo.naming.spec import import_factory
 
     registry = default_registry()
     if args.name in ("-h", "--help", "list"):

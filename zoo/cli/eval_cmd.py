@@ -1,7 +1,7 @@
 """``zoo eval MODEL_FILE --data FILE [options]``: score a saved model on held-out data.
 
 The model's architecture names a recipe in the registry; a recipe that can
-score a model implements the optional `zoo.recipes.EvaluatingRecipe` methods:
+score a model implements the optional `zoo.training.recipes.EvaluatingRecipe` methods:
 ``add_eval_arguments(parser)`` for its own options and ``evaluate(model,
 options) -> {metric: value}`` (perplexity for language models, accuracy for
 taggers and classifiers, ...). This command only loads, dispatches and prints.
@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from zoo.errors import UnknownNameError
-from zoo.recipes import add_encoding_argument
+from zoo.training.recipes import add_encoding_argument
 
 __all__ = ["register"]
 
@@ -45,9 +45,9 @@ def run(args: argparse.Namespace) -> int:
     if args.model is None or args.model in ("-h", "--help"):
         print("usage: zoo eval MODEL_FILE --data FILE [options]   (zoo eval MODEL_FILE --help for its options)")
         return 0
-    from zoo.registry import default_registry
-    from zoo.spec import import_factory
-    from zoo.weights import load
+    from zoo.naming.registry import default_registry
+    from zoo.naming.spec import import_factory
+    from zoo.building.weights import load
 
     model = load(args.model)
     arch = default_registry().architectures[model.spec.arch]

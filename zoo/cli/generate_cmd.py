@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zoo.domains import argument_type
-from zoo.recipes import seed_type
+from zoo.naming.domains import argument_type
+from zoo.training.recipes import seed_type
 
 __all__ = ["register"]
 
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from zoo.errors import UnknownNameError
     from zoo.interfaces import LanguageModel
     from zoo.sampling import generate_text
-    from zoo.weights import load
+    from zoo.building.weights import load
 
     model = load(args.model)
     if not isinstance(model, LanguageModel):

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from zoo.registry import Registry
+    from zoo.naming.registry import Registry
 
     registry = Registry.for_listing()
     if args.components or args.kind:
@@ -45,13 +45,13 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _versions() -> dict[str, tuple[str | None, str | None]]:
-    from zoo.plugins import discover_entry_points, record_for
+    from zoo.naming.loader import discover_entry_points, record_for
 
     return {ep.name: (r.distribution, r.version) for ep in discover_entry_points() if (r := record_for(ep))}
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from zoo.registry import Registry
+    from zoo.naming.registry import Registry
 
     registry = Registry.for_listing()
     versions = _versions()
@@ -98,8 +98,8 @@ def _seconds(seconds: float | None) -> str:
 def run_plugins(args: argparse.Namespace) -> int:
     import warnings
 
-    from zoo.plugins import PluginWarning
-    from zoo.registry import Registry
+    from zoo.naming.loader import PluginWarning
+    from zoo.naming.registry import Registry
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PluginWarning)  # the table shows broken plugins

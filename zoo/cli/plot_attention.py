@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from zoo.domains import argument_type
+from zoo.naming.domains import argument_type
 from zoo.errors import ZooError
-from zoo.files import output_path
+from zoo.building.files import output_path
 
 __all__ = ["register"]
 
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     from zoo.data.tokenize import get_tokenizer
     from zoo.viz.attention import attention_heatmap
-    from zoo.weights import load
+    from zoo.building.weights import load
 
     model = load(args.model)
     if not callable(getattr(model, "attention_weights", None)) or "src" not in model.vocabs:

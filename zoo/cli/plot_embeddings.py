@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zoo.files import output_path
+from zoo.building.files import output_path
 
 __all__ = ["register"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from zoo.data.textfile import decode_bytes, read_lines
 from zoo.errors import DataError, ZooError
-from zoo.files import output_path
-from zoo.recipes import add_encoding_argument
+from zoo.building.files import output_path
+from zoo.training.recipes import add_encoding_argument
 
 __all__ = ["read_inputs", "register"]
 
@@ -44,7 +44,7 @@ def read_inputs(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zoo.weights import load
+    from zoo.building.weights import load
 
     sentences = [line.split() for line in read_inputs(args)]
     model = load(args.model)

@@ -22,9 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from zoo.cli.common import parse_overrides
-    from zoo.registry import default_registry
-    from zoo.resolve import architecture_of
-    from zoo.spec import import_factory
+    from zoo.naming.registry import default_registry
+    from zoo.naming.resolve import architecture_of
+    from zoo.naming.spec import import_factory
 
     if args.name is None or args.name in ("-h", "--help"):
         print("usage: zoo train NAME [options]   (zoo train NAME --help for the options of NAME)")

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from zoo.cli.tag_cmd import read_inputs
-from zoo.domains import argument_type
+from zoo.naming.domains import argument_type
 from zoo.errors import DataError, ZooError
-from zoo.files import output_path
-from zoo.recipes import add_encoding_argument, seed_type
+from zoo.building.files import output_path
+from zoo.training.recipes import add_encoding_argument, seed_type
 
 __all__ = ["add_decode_arguments", "decode_options", "register"]
 
@@ -79,7 +79,7 @@ def decode_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zoo.weights import load
+    from zoo.building.weights import load
 
     options = decode_options(args)
     texts = read_inputs(args)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zoo.domains import argument_type
-from zoo.files import output_path
+from zoo.naming.domains import argument_type
+from zoo.building.files import output_path
 
 __all__ = ["register"]
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from zoo.domains import check_count
+from zoo.naming.domains import check_count
 from zoo.errors import DataError
 
 __all__ = ["ArrayBatches", "BatchSource", "SequenceBatches", "bucket_boundaries", "pad_sequences"]

@@ -16,7 +16,7 @@ A tokeniser is any callable ``str -> list[str]``. zoo ships these, by name:
   (`zoo.data.text.tokenize`; translation data: ``"¿Qué?"`` -> ``["¿", "qué", "?"]``).
 
 Plugins add tokenisers through the ``zoo_register_tokenizers`` hook (see
-`zoo.hookspecs`); `get_tokenizer` finds them by name.
+`zoo.naming.hookspecs`); `get_tokenizer` finds them by name.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from zoo.data.text import tokenize as punct
 from zoo.errors import PluginConflictError, UnknownNameError, close_matches
 
 if TYPE_CHECKING:
-    from zoo.registry import Registry
+    from zoo.naming.registry import Registry
 
 __all__ = [
     "BUILTIN_TOKENIZERS",
@@ -89,7 +89,7 @@ def plugin_tokenizers(registry: Registry | None = None) -> dict[str, tuple[str, 
     name claimed twice (or a built-in name claimed by a plugin) raises
     `PluginConflictError` naming both owners.
     """
-    from zoo.registry import default_registry
+    from zoo.naming.registry import default_registry
 
     registry = registry if registry is not None else default_registry()
     found: dict[str, tuple[str, Tokenizer]] = {}

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+import scipy.stats
 
 from zoo.data.textfile import read_lines
 from zoo.errors import DataError
@@ -48,32 +49,34 @@ class WordPairsResult(NamedTuple):
 
 def rankdata(values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Ranks 1..n, ties sharing the mean of the ranks they span (float64 ``[n]``)."""
-    x = np.asarray(values, dtype=np.float64)
-    order = np.argsort(x, kind="stable")
-    ranks = np.empty(len(x), dtype=np.float64)
-    sorted_x = x[order]
-    starts = np.flatnonzero(np.r_[True, sorted_x[1:] != sorted_x[:-1]])
-    ends = np.r_[starts[1:], len(x)]
-    for start, end in zip(starts, ends, strict=True):
-        ranks[order[start:end]] = (start + end + 1) / 2.0  # mean of ranks start+1 .. end
-    return ranks
+    return scipy.stats.rankdata(np.asarray(values, dtype=np.float64), method="average")
 
 
-def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
-    """Pearson's correlation coefficient; NaN if fewer than two values or one side is constant."""
+def _pair(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Both sides as float64, or None where no correlation is defined (fewer than two
+    values, or one side constant)."""
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if a.shape != b.shape:
         raise DataError(f"correlation of arrays of different shapes {a.shape} and {b.shape}")
-    if len(a) < 2:
-        return float("nan")
-    a, b = a - a.mean(), b - b.mean()
-    denominator = np.sqrt(np.dot(a, a) * np.dot(b, b))
-    return float(np.dot(a, b) / denominator) if denominator > 0 else float("nan")
+    if a.ndim != 1:
+        raise DataError(f"correlation needs two 1-d arrays, got shape {a.shape}")
+    if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        return None
+    return a, b
+
+
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Pearson's correlation coefficient (`scipy.stats.pearsonr`); NaN if fewer than two
+    values or one side is constant."""
+    pair = _pair(x, y)
+    return float("nan") if pair is None else float(scipy.stats.pearsonr(*pair).statistic)
 
 
 def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
-    """Spearman's rank correlation: Pearson's correlation of the tie-averaged ranks."""
-    return pearson(rankdata(x), rankdata(y))
+    """Spearman's rank correlation (`scipy.stats.spearmanr`): Pearson's correlation of the
+    tie-averaged ranks; NaN where `pearson` is."""
+    pair = _pair(x, y)
+    return float("nan") if pair is None else float(scipy.stats.spearmanr(*pair).statistic)
 
 
 def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t") -> list[tuple[str, str, float]]:

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from zoo.interfaces import Attention, Decoder, DecoderStrategy, Embedder, Encoder, RecurrentCell
-from zoo.names import parse_name
-from zoo.plugins import discover_entry_points
-from zoo.spec import import_factory
+from zoo.naming.names import parse_name
+from zoo.naming.loader import discover_entry_points
+from zoo.naming.spec import import_factory
 from zoo.testing.pytest_plugin import kit_registry, watch_config
 
 __all__ = [
@@ -68,7 +68,7 @@ WIRED: dict[str, set[str]] = {
 
 def parameter_leaves(module: Any) -> list[tuple[str, jax.Array]]:
     """``(path, array)`` of every floating-point array in `module`."""
-    from zoo.weights import array_paths
+    from zoo.building.weights import array_paths
 
     return [(k, v) for k, v in array_paths(module) if jnp.issubdtype(v.dtype, jnp.floating)]
 
@@ -138,7 +138,7 @@ def assert_domains_enforced(entry: Any, resolve: Any) -> None:
     undeclared = sorted(set(numeric) - set(entry.declared))
     assert not undeclared, (
         f"{entry.name!r}: hyperparameters {undeclared} declare no domain; declare each in the table's "
-        '\'domains\', e.g. domains = { hidden_size = "[1, inf)", dropout = "[0, 1)" } (see zoo.domains)'
+        '\'domains\', e.g. domains = { hidden_size = "[1, inf)", dropout = "[0, 1)" } (see zoo.naming.domains)'
     )
     for key in sorted(entry.declared):
         for bad in entry.domains[key].outside():
@@ -213,7 +213,7 @@ def assert_dtype(tree: Any, want: Any, *, what: str, role: str = "parameter") ->
 
     `what` names the contract and subject (``"float32 parameters of attention 'x'"``), `role`
     the leaves (``"parameter"``, ``"output"``)."""
-    from zoo.weights import array_paths
+    from zoo.building.weights import array_paths
 
     floats = [(p, a) for p, a in array_paths(tree) if jnp.issubdtype(a.dtype, jnp.inexact)]
     for path, leaf in floats:
@@ -334,7 +334,7 @@ def _perturbed(constants: list[Constant]) -> Iterator[None]:
 
 
 def _shapes(tree: Any) -> dict[str, tuple]:
-    from zoo.weights import array_paths
+    from zoo.building.weights import array_paths
 
     return {path: (tuple(leaf.shape), str(leaf.dtype)) for path, leaf in array_paths(tree)}
 
@@ -442,7 +442,7 @@ def build_component(registry: Any, entry: Any, key: Any) -> Any:
     """`entry` built as its kind's checks build it (`_KIND_CHECKS`); a strategy is built without a
     key; a kind the kit builds only inside its host model (a decoder) is imported, and None returned."""
     if entry.kind == "strategy":
-        from zoo.builder import component_spec
+        from zoo.building.builder import component_spec
 
         return component_spec(entry.name, kind="strategy", registry=registry, **entry.test).build()
     if entry.kind not in _KIND_CHECKS:
@@ -494,7 +494,7 @@ class ComponentChecks(ConformanceTests):
         assert not clash, f"wired arguments {clash} must not be registry params"
 
     def test_hyperparameter_domains_are_declared_and_enforced(self, registry, entry):
-        from zoo.builder import component_spec
+        from zoo.building.builder import component_spec
 
         assert_domains_enforced(entry, lambda **params: component_spec(entry.name, registry=registry, **params))
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from zoo.errors import ZooError
-from zoo.registry import Registry
-from zoo.spec import import_factory
+from zoo.naming.registry import Registry
+from zoo.naming.spec import import_factory
 
 __all__ = ["component_cases", "model_cases"]
 
@@ -70,6 +70,6 @@ def _may_be(arch, interface: type | None) -> bool:
 
 
 def _arch_test_params(registry: Registry, name: str) -> dict:
-    from zoo.resolve import architecture_of
+    from zoo.naming.resolve import architecture_of
 
     return dict(architecture_of(registry, name).test)

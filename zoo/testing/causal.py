@@ -14,9 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.builder import build
+from zoo.building.builder import build
 from zoo.interfaces import LanguageModel
-from zoo.resolve import architecture_of
+from zoo.naming.resolve import architecture_of
 from zoo.testing.base import ConformanceTests, assert_dtype, assert_trees_close, declared_dtype
 
 __all__ = ["CausalModelTests"]

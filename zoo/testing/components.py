@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from zoo.builder import component_spec
+from zoo.building.builder import component_spec
 from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, EncoderOutput, RecurrentCell
 from zoo.nn import run_cell
 from zoo.testing.base import (
@@ -25,7 +25,7 @@ from zoo.testing.base import (
     declared_dtype,
     traced_shapes,
 )
-from zoo.weights import array_paths
+from zoo.building.weights import array_paths
 
 __all__ = ["CellTests", "EmbedderTests", "EncoderTests"]
 

@@ -12,12 +12,12 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-from zoo.builder import build
+from zoo.building.builder import build
 from zoo.errors import WeightsError
 from zoo.interfaces import Model
-from zoo.names import parse_name
-from zoo.resolve import architecture_of
-from zoo.spec import ModelSpec, import_factory
+from zoo.naming.names import parse_name
+from zoo.naming.resolve import architecture_of
+from zoo.naming.spec import ModelSpec, import_factory
 from zoo.testing.base import (
     ConformanceTests,
     assert_configuration_unchanged,
@@ -32,7 +32,7 @@ from zoo.testing.base import (
     traced_shapes,
 )
 from zoo.testing.pytest_plugin import watch_config
-from zoo.weights import array_paths, load, save, seal
+from zoo.building.weights import array_paths, load, save, seal
 
 __all__ = ["ModelTests"]
 

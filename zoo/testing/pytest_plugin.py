@@ -96,8 +96,8 @@ def kit_registry():
     Plugins load one entry-point name at a time, each under `watch_config`.
     """
     if "registry" not in _REGISTRY:
-        from zoo.plugins import PluginWarning, discover_entry_points
-        from zoo.registry import Registry
+        from zoo.naming.loader import PluginWarning, discover_entry_points
+        from zoo.naming.registry import Registry
 
         _REGISTRY["config"] = jax_configuration()
         registry = Registry()

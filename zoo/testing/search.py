@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.builder import component_spec
+from zoo.building.builder import component_spec
 from zoo.interfaces import Hypotheses
 from zoo.testing.base import ConformanceTests
 from zoo.testing.strategies import (

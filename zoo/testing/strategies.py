@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.builder import component_spec
+from zoo.building.builder import component_spec
 from zoo.interfaces import DecoderStrategy, Hypotheses
 from zoo.testing.base import ConformanceTests, assert_trees_close
 

@@ -352,7 +352,7 @@ def load_fasttext_model(path: str | os.PathLike) -> FastTextModel:
     if is_fasttext_bin(path):
         return read_fasttext_bin(path)
     from zoo.vectors.keyed import _is_safetensors
-    from zoo.weights import load
+    from zoo.building.weights import load
 
     if not _is_safetensors(path):
         raise DataError(f"{path} is neither a fastText .bin nor a zoo model file: it has no n-gram buckets to write")

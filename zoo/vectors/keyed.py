@@ -131,7 +131,7 @@ class KeyedVectors:
         if not path.is_file():
             raise DataError(f"no vectors file at {path}")
         if _is_safetensors(path):
-            from zoo.weights import load
+            from zoo.building.weights import load
 
             keyed = cls.from_model(load(path))
             return keyed if limit is None else keyed.restrict(limit)

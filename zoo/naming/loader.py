@@ -32,7 +32,7 @@ from typing import Any
 
 import pluggy
 
-from zoo import hookspecs
+from zoo.naming import hookspecs
 from zoo.errors import PluginError
 
 __all__ = [

@@ -16,8 +16,8 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
-from zoo import plugins as _plugins
-from zoo.catalogue import catalogue
+from zoo.naming import loader as _plugins
+from zoo.naming.catalogue import catalogue
 from zoo.errors import (
     PluginConflictError,
     PluginError,
@@ -25,8 +25,8 @@ from zoo.errors import (
     UnknownNameError,
     close_matches,
 )
-from zoo.plugins import PluginRecord
-from zoo.tables import ArchitectureEntry, ComponentEntry, DemoEntry, PresetEntry, Tables, read_tables
+from zoo.naming.loader import PluginRecord
+from zoo.naming.tables import ArchitectureEntry, ComponentEntry, DemoEntry, PresetEntry, Tables, read_tables
 
 __all__ = ["Registry", "active_registry", "building_with", "default_registry", "reset_default_registry"]
 
@@ -38,7 +38,7 @@ class Registry:
 
     **Arguments:**
 
-    - `tables`: initial tables (e.g. `zoo.catalogue.catalogue()` for listing
+    - `tables`: initial tables (e.g. `zoo.naming.catalogue.catalogue()` for listing
       without loading plugins), attributed to the plugins they name.
     """
 
@@ -265,7 +265,7 @@ class Registry:
 
     def describe(self, name: str, **overrides: Any):
         """Resolve `name` with `overrides` into a `ModelSpec`, building nothing."""
-        from zoo.resolve import resolve
+        from zoo.naming.resolve import resolve
 
         return resolve(self, name, overrides)
 

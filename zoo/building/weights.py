@@ -2,7 +2,7 @@
 
 Tensor keys are dotted paths of the module's array leaves
 (``decoder.attention.weight``). String metadata: ``zoo.format``, ``zoo.name``
-(canonical), ``zoo.spec`` (resolved spec as JSON), ``zoo.versions`` (plugin
+(canonical), ``zoo.naming.spec`` (resolved spec as JSON), ``zoo.versions`` (plugin
 versions as JSON), ``zoo.vocabs`` (special tokens per vocabulary role),
 ``zoo.aliases`` (tensors stored once for several leaves), ``zoo.checksum`` (a
 SHA-256 over every tensor and every other metadata entry, so a modified or
@@ -11,7 +11,7 @@ corrupted file is detected). Vocabularies travel as tensors under
 
 A file is data, never code: `load` checks the whole file (header, metadata,
 checksum) first, then rebuilds the spec from the installed registry by the
-names it records (`zoo.recorded`), derives the expected tensors from an
+names it records (`zoo.building.recorded`), derives the expected tensors from an
 abstract skeleton (no parameter is allocated) and demands an exact fit before
 anything is materialised.
 """
@@ -34,9 +34,9 @@ from safetensors import SafetensorError, safe_open
 
 from zoo.data.vocab import Vocab, Vocabularies
 from zoo.errors import PluginError, WeightsError, ZooError
-from zoo.files import write_atomic
-from zoo.registry import Registry, default_registry
-from zoo.spec import ModelSpec
+from zoo.building.files import write_atomic
+from zoo.naming.registry import Registry, default_registry
+from zoo.naming.spec import ModelSpec
 
 __all__ = [
     "FORMAT_VERSION",
@@ -171,7 +171,7 @@ def save(
         "zoo.format": str(FORMAT_VERSION),
         "zoo.version": __version__,
         "zoo.name": spec.name,
-        "zoo.spec": spec.to_json(),
+        "zoo.naming.spec": spec.to_json(),
         "zoo.versions": json.dumps(_plugin_versions(spec, registry or _registry_if_loaded())),
         "zoo.vocabs": json.dumps({role: v.specials for role, v in vocabs.items()}),
         "zoo.aliases": json.dumps(aliases),
@@ -182,7 +182,7 @@ def save(
 
 
 def _registry_if_loaded() -> Registry | None:
-    from zoo import registry as _registry
+    from zoo.naming import registry as _registry
 
     return _registry._DEFAULT
 
@@ -290,24 +290,24 @@ def _aliases(metadata: Mapping[str, str], stored: dict[str, np.ndarray], path: P
 
 def _spec(metadata: Mapping[str, str], registry: Registry, path: Path) -> ModelSpec:
     """The file's spec, rebuilt from the installed registry by the names it records."""
-    from zoo.recorded import resolve_recorded
+    from zoo.building.recorded import resolve_recorded
 
-    if "zoo.spec" not in metadata:
-        raise WeightsError(f"{path}: metadata 'zoo.spec' is missing or damaged: the file has none")
+    if "zoo.naming.spec" not in metadata:
+        raise WeightsError(f"{path}: metadata 'zoo.naming.spec' is missing or damaged: the file has none")
     try:
-        return resolve_recorded(registry, metadata["zoo.spec"])
+        return resolve_recorded(registry, metadata["zoo.naming.spec"])
     except PluginError:
         raise
     except ZooError as error:
         raise WeightsError(
-            f"{path}: metadata 'zoo.spec' is missing or damaged: {error} (the file was altered, or written by a "
+            f"{path}: metadata 'zoo.naming.spec' is missing or damaged: {error} (the file was altered, or written by a "
             "version of its plugins that the installed ones do not read)"
         ) from error
 
 
 def _skeleton(spec: ModelSpec, vocabs: Vocabularies, registry: Registry, path: Path) -> Any:
     """The model's structure with `ShapeDtypeStruct` leaves: nothing is allocated."""
-    from zoo.builder import construct
+    from zoo.building.builder import construct
 
     try:
         return eqx.filter_eval_shape(construct, spec, key=jax.random.key(0), vocabs=vocabs, registry=registry)
@@ -348,7 +348,7 @@ def load(path: str | os.PathLike, *, registry: Registry | None = None, verify: b
     wrong-dtype one; `PluginError` when a plugin it needs is not installed.
     Nothing is allocated before the whole file has been checked.
     """
-    from zoo.builder import check_available
+    from zoo.building.builder import check_available
 
     path = Path(path)
     metadata, tensors = read_file(path, verify=verify)

@@ -15,10 +15,10 @@ from zoo.errors import (
     ZooError,
     close_matches,
 )
-from zoo.names import parse_name
-from zoo.registry import Registry, active_registry, building_with, default_registry
-from zoo.resolve import architecture_of, coerce_param
-from zoo.spec import ModelSpec, SlotSpec, import_factory
+from zoo.naming.names import parse_name
+from zoo.naming.registry import Registry, active_registry, building_with, default_registry
+from zoo.naming.resolve import architecture_of, coerce_param
+from zoo.naming.spec import ModelSpec, SlotSpec, import_factory
 
 __all__ = [
     "as_vocabularies",
@@ -65,10 +65,10 @@ def build_from_spec(
 
     The spec is treated as data: it is resolved again from `registry` (default:
     the registry of the build in progress, else the process-wide one) by its
-    names and parameter values (`zoo.recorded`), so only factories that an
+    names and parameter values (`zoo.building.recorded`), so only factories that an
     installed plugin registered are ever called.
     """
-    from zoo.recorded import resolve_recorded
+    from zoo.building.recorded import resolve_recorded
 
     registry = registry or active_registry()
     record = spec.to_json() if isinstance(spec, ModelSpec) else spec
@@ -119,7 +119,7 @@ def build(
     if parsed.tag is not None:
         if overrides or vocab is not None:
             raise UnknownParameterError(f"{name!r} names trained weights; drop the overrides and vocab")
-        from zoo.weights import load
+        from zoo.building.weights import load
 
         untagged = str(parsed).rsplit(".", 1)[0]
         return load(registry.resolve_weights(untagged, parsed.tag), registry=registry)

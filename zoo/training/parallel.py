@@ -1,7 +1,7 @@
 """Data parallelism with `jax.sharding`: batches split over devices, parameters replicated.
 
 The same training code runs on one CPU, several accelerators, or several hosts
-(after ``jax.distributed.initialize()``): pass ``mesh=zoo.parallel.data_mesh()``
+(after ``jax.distributed.initialize()``): pass ``mesh=zoo.training.parallel.data_mesh()``
 to `zoo.train`. XLA inserts the gradient all-reduce.
 """
 

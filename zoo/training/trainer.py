@@ -26,13 +26,13 @@ import optax
 from jax.sharding import Mesh
 from tqdm.auto import tqdm
 
-from zoo.checkpoint import load_checkpoint, save_checkpoint
+from zoo.training.checkpoint import load_checkpoint, save_checkpoint
 from zoo.data.batching import BatchSource
-from zoo.domains import check_count
+from zoo.naming.domains import check_count
 from zoo.errors import TrainingDiverged
-from zoo.files import check_writable
-from zoo.memory import keep_freed_memory
-from zoo.parallel import replicate, shard_batch, shard_rows
+from zoo.building.files import check_writable
+from zoo.training.memory import keep_freed_memory
+from zoo.training.parallel import replicate, shard_batch, shard_rows
 
 __all__ = ["TrainResult", "make_step", "train"]
 
@@ -73,7 +73,7 @@ def make_step(loss_fn: LossFn, optimizer: optax.GradientTransformation, counter:
     through untouched (None). Once a step produces a non-finite loss or
     gradient, that step and all later ones leave the state unchanged and
     `bad_step` records where it happened. Building a step tunes malloc to keep
-    freed memory (`zoo.memory`), so the step's buffers are reused, not faulted in
+    freed memory (`zoo.training.memory`), so the step's buffers are reused, not faulted in
     afresh at every call.
     """
     keep_freed_memory()
@@ -170,9 +170,9 @@ def train(
     - `units`: what throughput counts: a batch key to sum (``"tgt_mask"`` counts
       target tokens), a function of the batch, or ``"examples"`` (rows).
     - `mesh`: data parallelism: batches split over the mesh's ``"data"`` axis,
-      parameters and optimiser state replicated (see `zoo.parallel.data_mesh`).
+      parameters and optimiser state replicated (see `zoo.training.parallel.data_mesh`).
 
-    Training tunes glibc's malloc to keep freed memory (`zoo.memory`): faster
+    Training tunes glibc's malloc to keep freed memory (`zoo.training.memory`): faster
     steps, and the process holds its peak memory; ``ZOO_KEEP_FREED_MEMORY=0`` opts out.
     """
     _check_settings(steps=steps, eval_every=eval_every, checkpoint_every=checkpoint_every, log_every=log_every)

@@ -3,7 +3,7 @@
 A plugin is any object registered under the entry-point group ``zoo.plugins``;
 it implements hooks by name, marked with `hookimpl`::
 
-    from zoo.hookspecs import hookimpl
+    from zoo.naming.hookspecs import hookimpl
 
     @hookimpl
     def zoo_register_tables(register):
@@ -72,8 +72,8 @@ def zoo_migrate_weights(metadata: dict[str, str], tensors: dict[str, Any]) -> No
     """Upgrade a weights file written by an older plugin version, in place.
 
     Called on load before any check, with the file's string metadata
-    (``zoo.name``, ``zoo.spec``, ``zoo.versions``, ...) and its tensors as NumPy
+    (``zoo.name``, ``zoo.naming.spec``, ``zoo.versions``, ...) and its tensors as NumPy
     arrays keyed by dotted path. Rename or reshape tensors and rewrite
-    ``zoo.spec`` so that the file matches what the current version builds; leave
+    ``zoo.naming.spec`` so that the file matches what the current version builds; leave
     files you do not own untouched.
     """

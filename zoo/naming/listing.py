@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from zoo.plugins import PluginRecord
-from zoo.registry import default_registry
-from zoo.spec import ModelSpec
+from zoo.naming.loader import PluginRecord
+from zoo.naming.registry import default_registry
+from zoo.naming.spec import ModelSpec
 
 __all__ = ["describe", "list_components", "list_models", "list_plugins"]
 

@@ -3,7 +3,7 @@
 A checkpoint is an ordinary zoo weights file (`zoo.load` reads its model) with
 the optimiser state under ``__zoo__.opt.``, the carried training state (if
 any, e.g. a language model's hidden state) under ``__zoo__.carry.``, and the
-progress in the metadata key ``zoo.checkpoint``.
+progress in the metadata key ``zoo.training.checkpoint``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import jax
 import numpy as np
 
 from zoo.errors import WeightsError
-from zoo.registry import Registry
-from zoo.weights import RESERVED_PREFIX, array_paths, fill, load, read_file, save
+from zoo.naming.registry import Registry
+from zoo.building.weights import RESERVED_PREFIX, array_paths, fill, load, read_file, save
 
 __all__ = ["Checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -49,7 +49,7 @@ def save_checkpoint(
     tensors = {f"{_OPT}{key}": np.asarray(leaf) for key, leaf in array_paths(opt_state)}
     tensors.update({f"{_CARRY}{key}": np.asarray(leaf) for key, leaf in array_paths(carry)})
     progress = json.dumps({"step": int(step), "position": dict(position or {})})
-    return save(model, path, metadata={"zoo.checkpoint": progress}, tensors=tensors, registry=registry)
+    return save(model, path, metadata={"zoo.training.checkpoint": progress}, tensors=tensors, registry=registry)
 
 
 def load_checkpoint(
@@ -65,9 +65,9 @@ def load_checkpoint(
     `model_like` (if given) the run's model: a checkpoint of a model with other
     hyperparameters or vocabularies is refused, naming the difference."""
     metadata, tensors = read_file(path)
-    if "zoo.checkpoint" not in metadata:
+    if "zoo.training.checkpoint" not in metadata:
         raise WeightsError(f"{path} holds weights but no training state; it was not written by zoo.train")
-    step, position = _progress(metadata["zoo.checkpoint"], path)
+    step, position = _progress(metadata["zoo.training.checkpoint"], path)
     model = load(path, registry=registry)
     if model_like is not None:
         _check_same_run(model, model_like, path)
@@ -77,11 +77,11 @@ def load_checkpoint(
 
 
 def _progress(text: str, path: str | os.PathLike) -> tuple[int, dict[str, int] | None]:
-    """``(step, position)`` from the ``zoo.checkpoint`` metadata, checked."""
+    """``(step, position)`` from the ``zoo.training.checkpoint`` metadata, checked."""
     try:
         progress = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as error:
-        raise WeightsError(f"{path}: its training progress ('zoo.checkpoint') is not valid JSON: {error}") from None
+        raise WeightsError(f"{path}: its training progress ('zoo.training.checkpoint') is not valid JSON: {error}") from None
     if not isinstance(progress, dict) or set(progress) - {"step", "position"}:
         raise WeightsError(f"{path}: its training progress must be {{'step': N, 'position': {{...}}}}, got {text:.80}")
     step, position = progress.get("step"), progress.get("position") or {}

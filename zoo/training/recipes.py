@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from zoo.domains import argument_type
-from zoo.files import output_path
+from zoo.naming.domains import argument_type
+from zoo.building.files import output_path
 
 if TYPE_CHECKING:
-    from zoo.spec import ModelSpec
+    from zoo.naming.spec import ModelSpec
 
 __all__ = [
     "EvaluatingRecipe",
@@ -176,8 +176,8 @@ def resolve_spec(name: str, options: argparse.Namespace, overrides: dict[str, An
     `overrides`, so that a ``--set`` key that is unknown or out of range fails
     here too. Raises `InvalidParameterError` or `UnknownParameterError`.
     """
-    from zoo.registry import default_registry
-    from zoo.resolve import architecture_of, coerce_param
+    from zoo.naming.registry import default_registry
+    from zoo.naming.resolve import architecture_of, coerce_param
 
     registry = default_registry()
     arch = architecture_of(registry, name)

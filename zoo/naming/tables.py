@@ -10,7 +10,7 @@ A table file has three sections::
 Slots are declared as ``slot = { kind = "...", default = "...", optional = true }``.
 Architecture `params` may hold a table per slot: defaults for that slot's component.
 `domains` declares the values each hyperparameter of `params` may take (see
-`zoo.domains`); the default and the `test` value must lie in it.
+`zoo.naming.domains`); the default and the `test` value must lie in it.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zoo.domains import Domain, parse_domain
+from zoo.naming.domains import Domain, parse_domain
 from zoo.errors import InvalidParameterError, RegistryError
-from zoo.names import IDENTIFIER
+from zoo.naming.names import IDENTIFIER
 
 __all__ = [
     "ArchitectureEntry",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from zoo.domains import Domain
+from zoo.naming.domains import Domain
 from zoo.errors import (
     InvalidParameterError,
     NameSyntaxError,
@@ -21,12 +21,12 @@ from zoo.errors import (
     UnknownParameterError,
     close_matches,
 )
-from zoo.names import ParsedName, parse_name
-from zoo.spec import NONE, ModelSpec, SlotSpec
-from zoo.tables import ArchitectureEntry, PresetEntry
+from zoo.naming.names import ParsedName, parse_name
+from zoo.naming.spec import NONE, ModelSpec, SlotSpec
+from zoo.naming.tables import ArchitectureEntry, PresetEntry
 
 if TYPE_CHECKING:
-    from zoo.registry import Registry
+    from zoo.naming.registry import Registry
 
 __all__ = ["architecture_of", "coerce_param", "make_spec", "resolve"]
 

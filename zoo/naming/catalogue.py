@@ -13,8 +13,8 @@ from importlib import resources
 from pathlib import Path
 
 from zoo.errors import RegistryError
-from zoo.hookspecs import hookimpl
-from zoo.tables import Tables, read_tables
+from zoo.naming.hookspecs import hookimpl
+from zoo.naming.tables import Tables, read_tables
 
 __all__ = ["CataloguePlugin", "catalogue", "catalogue_path"]
 
@@ -24,7 +24,7 @@ def catalogue_path() -> Path:
     packaged = resources.files("zoo") / "registry.toml"
     if packaged.is_file():
         return Path(str(packaged))
-    checkout = Path(__file__).resolve().parent.parent / "registry.toml"
+    checkout = Path(__file__).resolve().parents[2] / "registry.toml"
     if checkout.is_file():
         return checkout
     raise RegistryError("zoo's registry.toml is missing from the installation; reinstall zoo (pip install zoo)")

@@ -1,4 +1,4 @@
-"""Specs recorded as data: a file's ``zoo.spec``, a nested spec in a parameter.
+"""Specs recorded as data: a file's ``zoo.naming.spec``, a nested spec in a parameter.
 
 A recorded spec is never trusted. `resolve_recorded` reads only names (the
 architecture, the preset, each slot's component, the tag) and parameter
@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from zoo.errors import RecordError, RegistryError, UnknownNameError
-from zoo.names import IDENTIFIER
-from zoo.resolve import _assign, _canonical, _expand, _Params, make_spec
-from zoo.spec import NONE, ModelSpec
-from zoo.tables import ArchitectureEntry
+from zoo.naming.names import IDENTIFIER
+from zoo.naming.resolve import _assign, _canonical, _expand, _Params, make_spec
+from zoo.naming.spec import NONE, ModelSpec
+from zoo.naming.tables import ArchitectureEntry
 
 if TYPE_CHECKING:
-    from zoo.registry import Registry
+    from zoo.naming.registry import Registry
 
 __all__ = ["resolve_recorded"]
 
