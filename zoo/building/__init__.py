@@ -1,0 +1,1 @@
+"""Building and weights: a spec to a module, safetensors files, atomic saves."""

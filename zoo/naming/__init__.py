@@ -1,0 +1,1 @@
+"""Naming and registry: names, specs, domains, tables, the catalogue, the plugin loader and the registry."""

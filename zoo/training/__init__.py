@@ -1,0 +1,1 @@
+"""Training: the loop, checkpoints, the mesh, selection on a dev set, recipes behind ``zoo train``."""
