@@ -1,0 +1,158 @@
+"""What a plugin may import from zoo: the declared plugin API.
+
+A plugin (zoo's own under ``plugins/`` and every third party's) imports zoo's
+names from here, from the top-level `zoo` package (``zoo.build``, ``zoo.save``,
+the errors) and, in its tests, from `zoo.testing`; nothing else of the core.
+Every other module of zoo is internal and may change between releases;
+the names below keep their meaning. A house-rule test holds zoo's own plugins
+to this (``tests/test_house_rules.py``).
+
+    from zoo.plugin_api import Attention, CataloguePlugin, hookimpl, masked_softmax
+
+The names, by job:
+
+- contracts: the interfaces and their outputs (`zoo.interfaces`), the kinds and
+  the capabilities the command line checks;
+- declaring a plugin: `CataloguePlugin`, `hookimpl`, `ModelSpec`, `argument_type`;
+- building blocks: `dropout`, `masked_softmax`, `run_cell`, `scalar_mix`, `top_k`,
+  `uniform_rows` (`zoo.nn`);
+- data: vocabularies, batches, reading text files, tokenizers, characters,
+  co-occurrence counts;
+- building, saving and training: `build`, `build_component`, `build_from_spec`,
+  `save`, `load`, `train`, checkpoints, `KeepBest`/`StopTraining`, frozen parameters;
+- recipes (``zoo train NAME``'s options): `Recipe`, `resolve_spec`, the
+  ``add_*_argument(s)`` helpers;
+- word vectors: `KeyedVectors`, `subwords` (fastText's n-grams and hash);
+- errors: every `zoo.ZooError` subclass.
+
+Names load on first use, so a plugin's light entry module (its hooks) can
+import `CataloguePlugin` and `hookimpl` from here without loading JAX.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    # contracts
+    **{
+        name: f"zoo.interfaces:{name}"
+        for name in (
+            "Attention",
+            "ContextualEmbedder",
+            "Decoder",
+            "DecoderOutput",
+            "DecoderStrategy",
+            "Embedder",
+            "Encoder",
+            "EncoderOutput",
+            "Hypotheses",
+            "LanguageModel",
+            "LinearOutputLanguageModel",
+            "Memory",
+            "Model",
+            "RecurrentCell",
+            "StepFn",
+        )
+    },
+    # declaring a plugin
+    "CataloguePlugin": "zoo.naming.catalogue:CataloguePlugin",
+    "hookimpl": "zoo.naming.hookspecs:hookimpl",
+    "ModelSpec": "zoo.naming.spec:ModelSpec",
+    "argument_type": "zoo.naming.domains:argument_type",
+    # building blocks
+    **{name: f"zoo.nn:{name}" for name in ("dropout", "masked_softmax", "run_cell", "scalar_mix", "top_k", "uniform_rows")},
+    # data
+    "Vocab": "zoo.data.vocab:Vocab",
+    "Vocabularies": "zoo.data.vocab:Vocabularies",
+    "SequenceBatches": "zoo.data.batching:SequenceBatches",
+    "bucket_boundaries": "zoo.data.batching:bucket_boundaries",
+    "pad_sequences": "zoo.data.batching:pad_sequences",
+    "MAX_LINE_CHARS": "zoo.data.textfile:MAX_LINE_CHARS",
+    "open_text": "zoo.data.textfile:open_text",
+    "read_lines": "zoo.data.textfile:read_lines",
+    "get_tokenizer": "zoo.data.tokenize:get_tokenizer",
+    "tokenize": "zoo.data.text:tokenize",
+    "detokenize": "zoo.data.text:detokenize",
+    "build_word_vocab": "zoo.data.corpus:build_word_vocab",
+    "count_tokens": "zoo.data.corpus:count_tokens",
+    "iter_ids": "zoo.data.corpus:iter_ids",
+    "iter_lines": "zoo.data.corpus:iter_lines",
+    "WEIGHTINGS": "zoo.data.cooccurrence:WEIGHTINGS",
+    "cooccurrence_matrix": "zoo.data.cooccurrence:cooccurrence_matrix",
+    "pmi_matrix": "zoo.data.cooccurrence:pmi_matrix",
+    **{
+        name: f"zoo.data.chars:{name}"
+        for name in ("BOS_CHAR", "BOW", "EOS_CHAR", "EOW", "NUM_CHARS", "SpelledBatches", "encode_sentences", "spell")
+    },
+    # building, saving, training
+    "build": "zoo.building.builder:build",
+    "build_component": "zoo.building.builder:build_component",
+    "build_from_spec": "zoo.building.builder:build_from_spec",
+    "save": "zoo.building.weights:save",
+    "load": "zoo.building.weights:load",
+    "output_path": "zoo.building.files:output_path",
+    "train": "zoo.training.trainer:train",
+    "TrainResult": "zoo.training.trainer:TrainResult",
+    "Checkpoint": "zoo.training.checkpoint:Checkpoint",
+    "save_checkpoint": "zoo.training.checkpoint:save_checkpoint",
+    "load_checkpoint": "zoo.training.checkpoint:load_checkpoint",
+    "KeepBest": "zoo.training.selection:KeepBest",
+    "StopTraining": "zoo.training.selection:StopTraining",
+    "frozen": "zoo.training.freezing:frozen",
+    "skip_frozen": "zoo.training.freezing:skip_frozen",
+    # recipes
+    **{
+        name: f"zoo.training.recipes:{name}"
+        for name in (
+            "EvaluatingRecipe",
+            "Recipe",
+            "add_common_arguments",
+            "add_corpus_arguments",
+            "add_encoding_argument",
+            "add_hyperparameter_argument",
+            "corpus_vocabulary",
+            "resolve_spec",
+            "seed_type",
+        )
+    },
+    # word vectors
+    "KeyedVectors": "zoo.vectors:KeyedVectors",
+    "subwords": "zoo.vectors.subwords",
+    # errors
+    **{
+        name: f"zoo.errors:{name}"
+        for name in (
+            "DataError",
+            "InvalidParameterError",
+            "NameSyntaxError",
+            "PluginError",
+            "RecordError",
+            "RegistryError",
+            "TrainingDiverged",
+            "UnknownNameError",
+            "UnknownParameterError",
+            "WeightsError",
+            "ZooError",
+        )
+    },
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    target = _EXPORTS.get(name)
+    if target is None:
+        raise AttributeError(f"zoo.plugin_api has no {name!r}; the names a plugin may import: {', '.join(__all__)}")
+    module, _, attr = target.partition(":")
+    value = importlib.import_module(module)
+    if attr:
+        value = getattr(value, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
