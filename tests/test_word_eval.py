@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -139,3 +141,16 @@ def test_rank_correlation_handles_ties():
     assert spearman(x, y) == pytest.approx(scipy_stats.spearmanr(x, y).statistic)
     assert pearson(x, y) == pytest.approx(scipy_stats.pearsonr(x, y).statistic)
     assert np.isnan(spearman([1, 1, 1], [1, 2, 3])) and np.isnan(pearson([1], [2]))
+
+
+def test_rank_correlation_is_exact_with_ties_and_quiet_where_undefined():
+    # ranks of x: 2, 3.5, 3.5, 1 (the tie shares the mean); of y: 1, 2, 3, 4 -> r = -1.5 / sqrt(4.5 * 5)
+    assert spearman([10, 20, 20, 5], [1, 2, 3, 4]) == pytest.approx(-1 / np.sqrt(10), abs=1e-15)
+    assert pearson([1, 2, 3], [2, 4, 7]) == pytest.approx(15 / np.sqrt(228), abs=1e-15)  # 5 / sqrt(2 * 114 / 9)
+    assert spearman([3, 1, 2], [30, 10, 20]) == 1.0 and pearson([1, 2], [2, 1]) == pytest.approx(-1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # constant or too short: NaN, without scipy's warnings
+        for x, y in [([1, 1, 1], [1, 2, 3]), ([1, 2, 3], [5, 5, 5]), ([1], [2]), ([], [])]:
+            assert np.isnan(pearson(x, y)) and np.isnan(spearman(x, y)), (x, y)
+    with pytest.raises(DataError, match="different shapes"):
+        spearman([1, 2, 3], [1, 2])
