@@ -1,11 +1,11 @@
-"""`zoo.training.softmax_loss`: the chunked output-layer cross-entropy equals the plain one, value and gradients."""
+"""`zoo_lm.softmax_loss`: the chunked output-layer cross-entropy equals the plain one, value and gradients."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.training.softmax_loss import chunk_rows, linear_softmax_nll
+from zoo_lm.softmax_loss import chunk_rows, linear_softmax_nll
 
 
 def _plain(x, weight, bias, targets, weights):

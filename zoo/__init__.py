@@ -53,7 +53,6 @@ _LAZY = {
     "DecoderStrategy": "zoo.interfaces:DecoderStrategy",
     "Model": "zoo.interfaces:Model",
     "LanguageModel": "zoo.interfaces:LanguageModel",
-    "LinearOutputLanguageModel": "zoo.interfaces:LinearOutputLanguageModel",
     "EncoderOutput": "zoo.interfaces:EncoderOutput",
     "DecoderOutput": "zoo.interfaces:DecoderOutput",
     "Memory": "zoo.interfaces:Memory",

@@ -49,7 +49,6 @@ _EXPORTS: dict[str, str] = {
             "EncoderOutput",
             "Hypotheses",
             "LanguageModel",
-            "LinearOutputLanguageModel",
             "Memory",
             "Model",
             "RecurrentCell",
