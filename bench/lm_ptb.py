@@ -54,7 +54,7 @@ def make_optimizer(args: argparse.Namespace, per_epoch: int):
     import jax.numpy as jnp
     import optax
 
-    from zoo.language import zaremba_sgd
+    from zoo_lm.recipe import zaremba_sgd
 
     if args.optimizer == "adam":
 
@@ -79,9 +79,9 @@ def main() -> int:
 
     import zoo
     from zoo.cli.common import parse_overrides
-    from zoo.data.stream import StreamBatches, read_tokens
-    from zoo.eval.perplexity import perplexity
-    from zoo.language import build_vocab, train_language_model
+    from zoo_lm.perplexity import perplexity
+    from zoo_lm.recipe import build_vocab, train_language_model
+    from zoo_lm.stream import StreamBatches, read_tokens
 
     lm = args.data_dir / "lm"
     splits = {name: read_tokens(lm / f"ptb.{name}.txt", "word") for name in ("train", "valid", "test")}

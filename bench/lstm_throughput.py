@@ -41,8 +41,8 @@ def load_stream(data_dir: Path, vocab_size: int | None) -> tuple[np.ndarray, int
         print(f"{path} not found: timing on random ids", file=sys.stderr)
         size = vocab_size or 10000
         return np.random.default_rng(0).integers(0, size, 300_000).astype(np.int32), size
-    from zoo.data.stream import read_tokens
-    from zoo.language import build_vocab
+    from zoo_lm.recipe import build_vocab
+    from zoo_lm.stream import read_tokens
 
     tokens = read_tokens(path, "word")
     vocab = build_vocab(tokens, "word")
@@ -56,9 +56,9 @@ def run_zoo(args: argparse.Namespace) -> dict:
     import jax
 
     import zoo
-    from zoo.data.stream import StreamBatches
-    from zoo.language import zaremba_sgd
     from zoo.training.trainer import train
+    from zoo_lm.recipe import zaremba_sgd
+    from zoo_lm.stream import StreamBatches
 
     ids, vocab_size = load_stream(args.data_dir, args.vocab_size)
     size = {"hidden_size": args.hidden, "embedding_size": args.hidden}

@@ -10,11 +10,12 @@ import optax
 import pytest
 
 import zoo
-from zoo.data.stream import StreamBatches, split_text
-from zoo.eval.perplexity import perplexity, perplexity_from_nll
-from zoo.language import build_vocab, train_language_model
+from zoo.data.text import split_text
 from zoo.sampling import generate_text
 from zoo.training.trainer import train
+from zoo_lm.perplexity import perplexity, perplexity_from_nll
+from zoo_lm.recipe import build_vocab, train_language_model
+from zoo_lm.stream import StreamBatches
 
 TEXT = "to be or not to be that is the question\n" * 40
 TINY = {"hidden_size": 24, "embedding_size": 12, "num_layers": 1}

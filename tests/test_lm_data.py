@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from zoo.data.stream import StreamBatches, decode_text, encode_text, split_text
+from zoo.data.text import decode_text, encode_text, split_text
 from zoo.errors import DataError
-from zoo.language import build_vocab
+from zoo_lm.recipe import build_vocab
+from zoo_lm.stream import StreamBatches
 
 
 def test_words_end_every_line_with_eos_and_characters_keep_newlines():

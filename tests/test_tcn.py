@@ -8,10 +8,10 @@ import optax
 import pytest
 
 import zoo
-from zoo.data.stream import split_text
-from zoo.language import build_vocab, train_language_model
+from zoo.data.text import split_text
 from zoo.sampling import generate_text
-from zoo_tcn.conv import CausalConv1d
+from zoo_lm.conv import CausalConv1d
+from zoo_lm.recipe import build_vocab, train_language_model
 
 SIZES = {"hidden_size": 16, "embedding_size": 16, "num_levels": 3, "kernel_size": 2, "dropout": 0.0}
 LIVELY = {"init_std": 0.1, "init_scale": 0.5}  # larger than Bai et al.'s 0.01: a tiny model must learn fast

@@ -12,9 +12,9 @@ import pytest
 from zoo.cli.main import main
 from zoo.cli.tag_cmd import read_inputs
 from zoo.data.corpus import count_tokens, iter_lines
-from zoo.data.stream import read_tokens
 from zoo.data.textfile import LongLinesWarning, decode_bytes, read_lines
 from zoo.errors import DataError
+from zoo_lm.stream import read_tokens
 from zoo_seq2seq.data import build_vocabs, read_pairs
 from zoo_tagger.data import read_tagged
 from zoo_textcnn.data import read_columns, read_label_text

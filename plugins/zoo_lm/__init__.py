@@ -1,1 +1,2 @@
-"""Recurrent language models (RNN, LSTM, GRU), word or character level."""
+"""Language models, word or character level: recurrent (RNN, LSTM, GRU) and dilated causal
+convolutional (a temporal convolutional network), with their recipe, token streams and perplexity."""

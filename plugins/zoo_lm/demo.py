@@ -20,13 +20,13 @@ import numpy as np
 import optax
 
 import zoo
-from zoo.data.stream import split_text
-from zoo.domains import argument_type
-from zoo.eval.perplexity import perplexity
-from zoo.files import output_path
-from zoo.language import build_vocab, train_language_model
-from zoo.recipes import seed_type
+from zoo.building.files import output_path
+from zoo.data.text import split_text
+from zoo.naming.domains import argument_type
 from zoo.sampling import generate_text
+from zoo.training.recipes import seed_type
+from zoo_lm.perplexity import perplexity
+from zoo_lm.recipe import build_vocab, train_language_model
 
 __all__ = ["hamlet", "run"]
 

@@ -67,7 +67,7 @@ def _convolve(x: Float[Array, "length input"], weight: Float[Array, "window maps
     ``[length, width * input]`` copy of the input and measured 1.2-1.5x faster
     (forward and backward, batch 50, length 35, 300-d inputs, widths 3-5) on the
     CPU. (At the temporal convolutions' sizes, 400 channels in and out, it was not
-    faster, so `zoo_tcn` keeps its matrix product.)
+    faster, so `tcn-lm` keeps its matrix product.)
     """
     kernel = weight.reshape(width, x.shape[-1], weight.shape[-1])  # rows of `weight` are (offset, input)
     out = jax.lax.conv_general_dilated(x[None], kernel, (1,), "VALID", dimension_numbers=("NWC", "WIO", "NWC"))

@@ -1,5 +1,4 @@
-"""Evaluation: word analogies, word-pair similarity, the PMI view of embeddings, BLEU;
-language-model perplexity in `zoo.eval.perplexity`.
+"""Evaluation: word analogies, word-pair similarity, BLEU.
 
 The shipped evaluation sets are reachable by name (`datasets.dataset_path`):
 ``google`` (analogies), ``wordsim353`` and ``simlex999`` (word pairs).

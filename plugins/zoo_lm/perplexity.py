@@ -15,8 +15,8 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from zoo.data.stream import StreamBatches
 from zoo.interfaces import LanguageModel
+from zoo_lm.stream import StreamBatches
 
 __all__ = ["perplexity", "perplexity_from_nll", "stream_nll"]
 

@@ -2,7 +2,7 @@
 
 `read_tokens` splits a text file into words (one sentence a line, each line
 ending with the end-of-sentence token, as in Mikolov's Penn Treebank setup) or
-into characters. `StreamBatches` cuts one long id stream into `batch_size`
+into characters (`zoo.data.text.split_text`). `StreamBatches` cuts one long id stream into `batch_size`
 contiguous rows and serves them `unroll` columns at a time, so row r of one
 batch continues row r of the previous one: a model that carries its state
 across batches reads every row as one unbroken sequence.
@@ -10,26 +10,18 @@ across batches reads every row as one unbroken sequence.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from zoo.data.text import split_text
 from zoo.data.textfile import open_text
-from zoo.data.vocab import SPECIALS, Vocab
 from zoo.errors import DataError
 
-__all__ = ["LEVELS", "StreamBatches", "decode_text", "encode_text", "read_text", "read_tokens", "split_text"]
-
-LEVELS = ("word", "char")
-"""How text splits into tokens: whitespace-separated words, or single characters."""
+__all__ = ["StreamBatches", "read_text", "read_tokens"]
 
 Batch = dict[str, np.ndarray]
-
-
-def _check_level(level: str) -> None:
-    if level not in LEVELS:
-        raise DataError(f"level must be one of {list(LEVELS)}, got {level!r}")
 
 
 def read_text(path: str | Path, *, encoding: str = "utf-8", errors: str = "strict") -> str:
@@ -39,66 +31,12 @@ def read_text(path: str | Path, *, encoding: str = "utf-8", errors: str = "stric
         return "".join(text.pieces())
 
 
-def split_text(text: str, level: str, *, eos: str = SPECIALS["eos"]) -> list[str]:
-    """Tokens of `text`: for ``"word"``, each non-blank line's words then `eos`;
-    for ``"char"``, every character (newlines included)."""
-    _check_level(level)
-    if level == "char":
-        return list(text)
-    tokens: list[str] = []
-    for line in text.splitlines():
-        words = line.split()
-        if words:
-            tokens += [*words, eos]
-    return tokens
-
-
 def read_tokens(path: str | Path, level: str, *, encoding: str = "utf-8", errors: str = "strict") -> list[str]:
     """`split_text` of a file (decoded as in `read_text`); a `DataError` if it holds no tokens."""
     tokens = split_text(read_text(path, encoding=encoding, errors=errors), level)
     if not tokens:
         raise DataError(f"{path} holds no text")
     return tokens
-
-
-def boundary_id(vocab: Vocab, level: str) -> int:
-    """The token that stands before every text: end-of-sentence for words, newline for characters."""
-    if level == "char" and "\n" in vocab:
-        return vocab.id("\n")
-    if "eos" in vocab.specials:
-        return vocab.eos_id
-    return vocab.unk_id
-
-
-def encode_text(vocab: Vocab, text: str, level: str) -> np.ndarray:
-    """Ids of the boundary token followed by `text`'s tokens (no end-of-sentence after the last word).
-
-    Generation conditions on this: a model trained on a stream has always seen
-    a boundary before the start of a sentence or line.
-    """
-    tokens = split_text(text, level)
-    if level == "word" and tokens:
-        tokens = tokens[:-1]  # the prompt continues: no sentence end after it
-    return np.concatenate([[boundary_id(vocab, level)], vocab.encode(tokens)]).astype(np.int32)
-
-
-def decode_text(vocab: Vocab, ids: Iterable[int], level: str) -> str:
-    """Text of `ids`: words joined by spaces with end-of-sentence as a line break; characters joined.
-
-    Padding, begin-of-sequence and (for characters) end-of-sequence tokens are dropped.
-    """
-    _check_level(level)
-    roles = {vocab.special_id(r): r for r in vocab.specials if r != "unk"}
-    if level == "char":
-        return "".join(vocab.tokens[int(i)] for i in ids if int(i) not in roles)
-    lines: list[list[str]] = [[]]
-    for i in ids:
-        role = roles.get(int(i))
-        if role == "eos":
-            lines.append([])
-        elif role is None:
-            lines[-1].append(vocab.tokens[int(i)])
-    return "\n".join(" ".join(words) for words in lines)
 
 
 class StreamBatches:

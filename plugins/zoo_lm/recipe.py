@@ -4,7 +4,7 @@ Training reads one long token stream in truncated-BPTT batches (`StreamBatches`)
 and carries every row's state from batch to batch through `zoo.train`; the
 default optimiser is Zaremba et al.'s: plain SGD on the loss summed over the
 unrolled steps, the gradient norm clipped, the learning rate decayed every
-epoch after the first few. Scoring is `zoo.eval.perplexity` on a text file.
+epoch after the first few. Scoring is `zoo_lm.perplexity` on a text file.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from zoo.data.stream import StreamBatches, read_tokens
 from zoo.data.vocab import Vocab
-from zoo.domains import argument_type
-from zoo.eval.perplexity import perplexity
 from zoo.interfaces import LanguageModel
-from zoo.recipes import add_common_arguments, add_encoding_argument, add_hyperparameter_argument, resolve_spec
-from zoo.trainer import TrainResult, train
+from zoo.naming.domains import argument_type
+from zoo.training.recipes import add_common_arguments, add_encoding_argument, add_hyperparameter_argument, resolve_spec
+from zoo.training.trainer import TrainResult, train
+from zoo_lm.perplexity import perplexity
+from zoo_lm.stream import StreamBatches, read_tokens
 
 __all__ = ["LanguageModelRecipe", "build_vocab", "recipe", "train_language_model", "zaremba_sgd"]
 

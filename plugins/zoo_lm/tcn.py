@@ -8,9 +8,10 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from zoo.data.vocab import Vocabularies
 from zoo.errors import RegistryError
-from zoo.interfaces import Embedder, LinearOutputLanguageModel
-from zoo.spec import ModelSpec
-from zoo_tcn.conv import TemporalBlock
+from zoo.interfaces import Embedder
+from zoo_lm.linear_output import LinearOutputLanguageModel
+from zoo.naming.spec import ModelSpec
+from zoo_lm.conv import TemporalBlock
 
 __all__ = ["ConvolutionalLanguageModel"]
 

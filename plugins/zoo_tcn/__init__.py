@@ -1,1 +1,0 @@
-"""Dilated causal convolutional language model (temporal convolutional network)."""
