@@ -107,6 +107,7 @@ _EXPORTS: dict[str, str] = {
         for name in (
             "EvaluatingRecipe",
             "Recipe",
+            "add_checkpoint_arguments",
             "add_common_arguments",
             "add_corpus_arguments",
             "add_encoding_argument",

@@ -3,12 +3,14 @@
 A checkpoint is an ordinary zoo weights file (`zoo.load` reads its model) with
 the optimiser state under ``__zoo__.opt.``, the carried training state (if
 any, e.g. a language model's hidden state) under ``__zoo__.carry.``, and the
-progress in the metadata key ``zoo.training.checkpoint``.
+progress in the metadata key ``zoo.training.checkpoint``: the step, the data
+position and (for loops that keep them) running totals such as a loss sum.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,6 +35,7 @@ class Checkpoint(NamedTuple):
     step: int
     position: dict[str, Any] | None
     carry: Any = None
+    totals: dict[str, float] | None = None
 
 
 def save_checkpoint(
@@ -43,12 +46,18 @@ def save_checkpoint(
     step: int,
     position: Mapping[str, Any] | None,
     carry: Any = None,
+    totals: Mapping[str, float] | None = None,
     registry: Registry | None = None,
 ) -> Path:
-    """Write the training state atomically (the previous checkpoint stays whole until the rename)."""
+    """Write the training state atomically (the previous checkpoint stays whole until the rename).
+
+    `totals`: finite numbers a loop accumulates between checkpoints (a loss sum), read back exactly."""
     tensors = {f"{_OPT}{key}": np.asarray(leaf) for key, leaf in array_paths(opt_state)}
     tensors.update({f"{_CARRY}{key}": np.asarray(leaf) for key, leaf in array_paths(carry)})
-    progress = json.dumps({"step": int(step), "position": dict(position or {})})
+    record: dict[str, Any] = {"step": int(step), "position": dict(position or {})}
+    if totals:
+        record["totals"] = {name: float(value) for name, value in totals.items()}
+    progress = json.dumps(record)
     return save(model, path, metadata={"zoo.training.checkpoint": progress}, tensors=tensors, registry=registry)
 
 
@@ -67,22 +76,22 @@ def load_checkpoint(
     metadata, tensors = read_file(path)
     if "zoo.training.checkpoint" not in metadata:
         raise WeightsError(f"{path} holds weights but no training state; it was not written by zoo.train")
-    step, position = _progress(metadata["zoo.training.checkpoint"], path)
+    step, position, totals = _progress(metadata["zoo.training.checkpoint"], path)
     model = load(path, registry=registry)
     if model_like is not None:
         _check_same_run(model, model_like, path)
     opt_state = _restore(path, tensors, _OPT, opt_state_like, "optimiser state")
     carry = None if carry_like is None else _restore(path, tensors, _CARRY, carry_like, "carried state")
-    return Checkpoint(model, opt_state, step, position, carry)
+    return Checkpoint(model, opt_state, step, position, carry, totals)
 
 
-def _progress(text: str, path: str | os.PathLike) -> tuple[int, dict[str, int] | None]:
-    """``(step, position)`` from the ``zoo.training.checkpoint`` metadata, checked."""
+def _progress(text: str, path: str | os.PathLike) -> tuple[int, dict[str, int] | None, dict[str, float] | None]:
+    """``(step, position, totals)`` from the ``zoo.training.checkpoint`` metadata, checked."""
     try:
         progress = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as error:
         raise WeightsError(f"{path}: its training progress ('zoo.training.checkpoint') is not valid JSON: {error}") from None
-    if not isinstance(progress, dict) or set(progress) - {"step", "position"}:
+    if not isinstance(progress, dict) or set(progress) - {"step", "position", "totals"}:
         raise WeightsError(f"{path}: its training progress must be {{'step': N, 'position': {{...}}}}, got {text:.80}")
     step, position = progress.get("step"), progress.get("position") or {}
     if not isinstance(step, int) or isinstance(step, bool) or step < 0:
@@ -91,7 +100,13 @@ def _progress(text: str, path: str | os.PathLike) -> tuple[int, dict[str, int] |
     valid = valid and all(isinstance(k, str) and type(v) is int and v >= 0 for k, v in position.items())
     if not valid:
         raise WeightsError(f"{path}: its data position must map names to non-negative integers, got {position!r:.80}")
-    return step, position or None
+    totals = progress.get("totals") or {}
+    valid = isinstance(totals, dict) and len(totals) <= 16
+    numbers = all(isinstance(k, str) and type(v) in (int, float) and math.isfinite(v) for k, v in totals.items())
+    valid = valid and numbers
+    if not valid:
+        raise WeightsError(f"{path}: its running totals must map names to finite numbers, got {totals!r:.80}")
+    return step, position or None, totals or None
 
 
 def _check_same_run(found: Any, expected: Any, path: str | os.PathLike) -> None:

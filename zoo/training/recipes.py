@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from zoo.naming.domains import argument_type
 from zoo.building.files import output_path
+from zoo.naming.domains import argument_type
 
 if TYPE_CHECKING:
     from zoo.naming.spec import ModelSpec
@@ -29,6 +29,7 @@ __all__ = [
     "EvaluatingRecipe",
     "HyperparameterOption",
     "Recipe",
+    "add_checkpoint_arguments",
     "add_common_arguments",
     "add_encoding_argument",
     "add_hyperparameter_argument",
@@ -89,13 +90,24 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
         default=[],
         help="a hyperparameter, dotted to scope it: --set encoder.num_layers=2",
     )
-    parser.add_argument("--checkpoint", type=output_path, help="training-state file for --resume")
-    parser.add_argument("--checkpoint-every", type=argument_type("[1, inf)"), default=500)
-    parser.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
+    add_checkpoint_arguments(parser, every=500, unit="steps")
     parser.add_argument(
         "--eval-every", type=argument_type("[0, inf)"), default=0, help="evaluate every N steps (0: at the end)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_checkpoint_arguments(parser: argparse.ArgumentParser, *, every: int, unit: str) -> None:
+    """``--checkpoint FILE``, ``--checkpoint-every N`` (in the recipe's `unit`: steps, jobs, epochs)
+    and ``--resume``: the training-state options of every recipe."""
+    parser.add_argument("--checkpoint", type=output_path, help="training-state file for --resume")
+    parser.add_argument(
+        "--checkpoint-every",
+        type=argument_type("[1, inf)"),
+        default=every,
+        help=f"write --checkpoint every N {unit} and at the end (default {every})",
+    )
+    parser.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, *, min_count: int = 5) -> None:
