@@ -19,14 +19,14 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 import zoo
-from zoo.training.checkpoint import load_checkpoint
+from zoo.building.weights import seal
 from zoo.cli.main import main
-from zoo.data.tasks import digit_vocab
 from zoo.data.vocab import Vocab
 from zoo.errors import WeightsError, ZooError
 from zoo.testing.base import assert_trees_close
+from zoo.training.checkpoint import load_checkpoint
 from zoo.vectors.keyed import KeyedVectors
-from zoo.building.weights import seal
+from zoo_seq2seq.tasks import digit_vocab
 
 MARKER = "zoo_marker_module"
 
@@ -54,9 +54,9 @@ def craft(source, out, edit):
     with safe_open(str(source), "numpy") as handle:
         meta = dict(handle.metadata())
     tensors = load_file(str(source))
-    spec = json.loads(meta["zoo.naming.spec"])
+    spec = json.loads(meta["zoo.spec"])
     edit(spec)
-    meta["zoo.naming.spec"] = json.dumps(spec)
+    meta["zoo.spec"] = json.dumps(spec)
     save_file(tensors, str(out), metadata=seal(meta, tensors))
     return out
 
@@ -170,7 +170,7 @@ def test_a_checkpoint_with_crafted_progress_is_refused(seq2seq, tmp_path, regist
             meta = dict(handle.metadata())
         tensors = load_file(str(path))
         save_file(
-            tensors, str(tmp_path / "bad.safetensors"), metadata=seal({**meta, "zoo.training.checkpoint": progress}, tensors)
+            tensors, str(tmp_path / "bad.safetensors"), metadata=seal({**meta, "zoo.checkpoint": progress}, tensors)
         )
         with pytest.raises(WeightsError, match=message):
             load_checkpoint(tmp_path / "bad.safetensors", opt_state, registry=registry)
@@ -215,7 +215,7 @@ def test_a_flipped_spec_value_is_detected(saved, tmp_path, registry):
     with safe_open(str(saved), "numpy") as handle:
         meta = dict(handle.metadata())
     tensors = load_file(str(saved))
-    meta["zoo.naming.spec"] = meta["zoo.naming.spec"].replace('"label_smoothing": 0.0', '"label_smoothing": 0.5')
+    meta["zoo.spec"] = meta["zoo.spec"].replace('"label_smoothing": 0.0', '"label_smoothing": 0.5')
     save_file(tensors, str(tmp_path / "flipped.safetensors"), metadata=meta)
     with pytest.raises(WeightsError, match="does not match its checksum"):
         zoo.load(tmp_path / "flipped.safetensors", registry=registry)

@@ -25,11 +25,11 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 import zoo
-from zoo.training.checkpoint import load_checkpoint, save_checkpoint
+from zoo.building.weights import seal
 from zoo.cli.main import main
 from zoo.errors import ZooError
 from zoo.testing.base import assert_trees_close
-from zoo.building.weights import seal
+from zoo.training.checkpoint import load_checkpoint, save_checkpoint
 
 # Profiles ("zoo", the default, and "slow") are registered in conftest.py; each test reuses
 # its fixtures across examples on purpose (a file per example in its own tmp_path).
@@ -135,14 +135,14 @@ def _set(tree, path, value):
 def test_crafted_spec_values_are_zoo_errors_or_loaded_as_recorded(data, original, model, registry, tmp_path):
     """A re-sealed file (as a crafter would make it) with any values anywhere in its spec."""
     _, metadata, tensors = original
-    spec = json.loads(metadata["zoo.naming.spec"])
+    spec = json.loads(metadata["zoo.spec"])
     paths = st.sampled_from(_spec_paths(spec)) | st.tuples(st.just("params"), st.text(max_size=8))
     for _ in range(data.draw(st.integers(1, 3), label="edits")):
         path = data.draw(paths)
         _set(spec, path, data.draw(json_values, label=str(path)))
     text = json.dumps(spec, allow_nan=True)
     out = tmp_path / "crafted.safetensors"
-    save_file(tensors, str(out), metadata=seal({**metadata, "zoo.naming.spec": text}, tensors))
+    save_file(tensors, str(out), metadata=seal({**metadata, "zoo.spec": text}, tensors))
     loaded = load_or_zoo_error(out, registry)
     if loaded is not None:  # loaded: every recorded value is the one the model got
         recorded = json.loads(text)
@@ -154,7 +154,7 @@ def test_crafted_spec_values_are_zoo_errors_or_loaded_as_recorded(data, original
 
 @fuzz
 @given(
-    key=st.sampled_from(["zoo.vocabs", "zoo.aliases", "zoo.format", "zoo.naming.spec", "zoo.name", "zoo.training.checkpoint"]),
+    key=st.sampled_from(["zoo.vocabs", "zoo.aliases", "zoo.format", "zoo.spec", "zoo.name", "zoo.checkpoint"]),
     value=st.one_of(json_values.map(json.dumps), st.text(max_size=30)),
 )
 def test_any_metadata_entry_is_a_zoo_error_or_ignored(key, value, original, model, registry, tmp_path):
@@ -176,7 +176,7 @@ def test_checkpoint_progress_is_a_weights_error_or_valid(progress, model, regist
     with safe_open(str(path), "numpy") as handle:
         metadata = dict(handle.metadata())
     tensors = load_file(str(path))
-    save_file(tensors, str(path), metadata=seal({**metadata, "zoo.training.checkpoint": progress}, tensors))
+    save_file(tensors, str(path), metadata=seal({**metadata, "zoo.checkpoint": progress}, tensors))
     with Bounded():
         try:
             checkpoint = load_checkpoint(path, opt_state, registry=registry)

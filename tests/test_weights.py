@@ -47,7 +47,7 @@ def test_file_holds_readable_keys_metadata_and_vocabularies(saved, model):
     assert {"__zoo__.vocab.src.bytes", "__zoo__.vocab.src.offsets", "__zoo__.vocab.tgt.counts"} <= keys
     assert meta["zoo.format"] == "2"
     assert meta["zoo.name"] == "seq2seq+luong-general"
-    assert json.loads(meta["zoo.naming.spec"])["slots"][4]["component"] == "luong-general"
+    assert json.loads(meta["zoo.spec"])["slots"][4]["component"] == "luong-general"
     assert json.loads(meta["zoo.versions"])["luong-general"] == zoo.__version__
     assert json.loads(meta["zoo.vocabs"])["src"]["eos"] == "</s>"
 
@@ -110,8 +110,8 @@ def test_missing_file(tmp_path, registry):
 
 
 def test_tampered_spec_and_newer_format(saved, tmp_path, registry):
-    bad = rewrite(saved, tmp_path / "a.safetensors", metadata=lambda m: {**m, "zoo.naming.spec": "{not json"})
-    with pytest.raises(WeightsError, match="'zoo.naming.spec' is missing or damaged"):
+    bad = rewrite(saved, tmp_path / "a.safetensors", metadata=lambda m: {**m, "zoo.spec": "{not json"})
+    with pytest.raises(WeightsError, match="'zoo.spec' is missing or damaged"):
         zoo.load(bad, registry=registry)
     newer = rewrite(saved, tmp_path / "b.safetensors", metadata=lambda m: {**m, "zoo.format": "99"})
     with pytest.raises(WeightsError, match="format 99; this zoo reads up to 2"):

@@ -26,18 +26,26 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from types import MappingProxyType
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
-from zoo.softmax_loss import linear_softmax_nll
-from zoo.spec import ModelSpec
+from zoo.naming.spec import ModelSpec
 
 __all__ = [
+    "KINDS",
     "Attention",
+    "AttentionReporter",
+    "Classifier",
+    "Kind",
+    "SubwordVectors",
+    "Tagger",
+    "Translator",
+    "WordVectors",
     "ContextualEmbedder",
     "Decoder",
     "DecoderOutput",
@@ -47,7 +55,7 @@ __all__ = [
     "EncoderOutput",
     "Hypotheses",
     "LanguageModel",
-    "LinearOutputLanguageModel",
+    "LinearInValues",
     "Memory",
     "Model",
     "RecurrentCell",
@@ -70,8 +78,9 @@ class EncoderOutput(NamedTuple):
 class Memory(NamedTuple):
     """What attention reads: values, their precomputed keys, and the mask.
 
-    - `values`: ``[src, value]``; `keys`: ``[src, proj]`` from `Attention.precompute`;
-      `mask`: ``[src]``, True on real positions.
+    - `values`: ``[src, value]``, the encoder states (``value = key_size``); only a
+      `LinearInValues` attention may be handed values a decoder has projected, of another width.
+    - `keys`: ``[src, proj]`` from `Attention.precompute`; `mask`: ``[src]``, True on real positions.
     """
 
     values: Float[Array, "src value"]
@@ -81,7 +90,12 @@ class Memory(NamedTuple):
 
 class DecoderOutput(NamedTuple):
     """Teacher-forced decoder output: `logits` ``[tgt, vocab]`` and the attention
-    weights ``[tgt, src]`` (None for a decoder without attention)."""
+    weights ``[tgt, src]`` (None for a decoder without attention).
+
+    Row t is a distribution over the real source positions. For an attention with per-head
+    weights ``[heads, src]`` it is their mean over heads (still a distribution), which is what
+    ``zoo translate --attention``, unknown-word replacement and the heatmaps show.
+    """
 
     logits: Float[Array, "tgt vocab"]
     attention: Float[Array, "tgt src"] | None
@@ -284,29 +298,44 @@ class Encoder(eqx.Module):
 
 
 class Attention(eqx.Module):
-    """Scores memory positions against a query and mixes their values.
+    """Scores memory positions against a query and reads a context from them, as the
+    literature defines the mechanism.
 
-    The scores read the query and the memory's keys only; the context is the weighted
-    sum ``weights @ memory.values``, so a decoder may hand it values already
-    projected, of any width (the conformance kit checks both).
+    ``attention(query [query_size], memory) -> (context, weights)``:
+
+    - `context`: ``[context_size]``, what the decoder reads. `context_size` is `key_size` (the
+      width of the encoder states the memory holds) unless the attention overrides the
+      `context_size` property (an output projection to another width, say); the decoder sizes
+      what reads the context from it.
+    - `weights`: ``[src]``, or ``[heads, src]`` for an attention with several heads (one
+      distribution per head, each mixing its own projection or slice of the values, as in
+      Vaswani et al. 2017's multi-head attention).
+
+    The scores read the query and the memory's keys; how the context comes from the values (per-head
+    value slices, an output projection, ...) is the attention's own. An attention whose context is
+    exactly ``weights @ memory.values``, for values of any width, may declare so by subclassing
+    `LinearInValues`: a decoder may then hand it values it has already projected (a faster search),
+    and the kit checks that property for it. Nothing else may rely on it.
 
     Factories are called as ``factory(query_size=, key_size=, *, key, **params)``.
-    The weights sum to 1 over real positions, are exactly 0 on masked ones, and are
-    never NaN (mask with ``finfo.min``, softmax in float32); with every position masked
-    they are all 0 and the context is 0. Stateless: what `precompute` computes travels in
-    the `Memory`, never on the module, so one attention serves many sources in any order.
-    `reads_previous_state` says which decoder state the query is: True for
+    The weights (each head's) sum to 1 over real positions, are exactly 0 on masked ones, and are
+    never NaN (mask with ``finfo.min``, softmax in float32); with every position masked they are all
+    0 and the context is 0 (so nothing is added to the context but what the weights mix). Stateless:
+    what `precompute` computes travels in the `Memory`, never on the module, so one attention serves
+    many sources in any order. `reads_previous_state` says which decoder state the query is: True for
     Bahdanau (s_{t-1}, before the recurrent step), False for Luong (s_t, after it).
 
     Checked by `zoo.testing.AttentionTests`: statelessness, interleaved sources equal fresh
-    calls and no attribute but the fields (``test_is_stateless``); a distribution over real
-    positions, exact zeros on masked ones (``test_weights_form_a_distribution_over_real_positions``);
-    all masked, zero weights and context and finite gradients
-    (``test_fully_masked_memory_gives_zero_weights_and_context``); the context is
-    ``weights @ values`` for values of any width (``test_context_is_the_weighted_sum_of_any_values``);
-    padding never changes a result (``test_padding_invariance``); vmap and jit
-    (``test_vmap_equals_loop_and_jit``); gradients reach every parameter
-    (``test_gradients_reach_every_parameter``).
+    calls and no attribute but the fields (``test_is_stateless``); a context ``[context_size]`` and
+    weights ``[src]`` or ``[heads, src]`` whose (mean over heads) is a distribution over real
+    positions with exact zeros on masked ones (``test_weights_form_a_distribution_over_real_positions``);
+    each head's weights a distribution of their own (``test_each_head_weights_form_a_distribution``,
+    for ``[heads, src]`` weights); all masked, zero weights and context and finite gradients
+    (``test_fully_masked_memory_gives_zero_weights_and_context``); for a `LinearInValues`, the
+    context is ``weights @ values`` for values of any width
+    (``test_context_is_the_weighted_sum_of_any_values``); padding never changes a result
+    (``test_padding_invariance``); vmap and jit (``test_vmap_equals_loop_and_jit``); gradients reach
+    every parameter (``test_gradients_reach_every_parameter``).
     Like every component it builds under `eqx.filter_eval_shape` (``test_init_traces_under_eval_shape``),
     draws every parameter but constants from `key` (``test_every_parameter_depends_on_the_key``), keeps
     float32 parameters and outputs unless it declares a `dtype` (``test_parameters_are_float32``,
@@ -318,6 +347,12 @@ class Attention(eqx.Module):
     key_size: eqx.AbstractVar[int]
     reads_previous_state: eqx.AbstractClassVar[bool]
 
+    @property
+    def context_size(self) -> int:
+        """The width of the context `__call__` returns: `key_size`, unless an attention overrides
+        this property."""
+        return self.key_size
+
     @abc.abstractmethod
     def precompute(self, values: Float[Array, "src key"]) -> Float[Array, "src proj"]:
         """Query-independent projection of the memory, done once per source."""
@@ -325,8 +360,26 @@ class Attention(eqx.Module):
     @abc.abstractmethod
     def __call__(
         self, query: Float[Array, " query"], memory: Memory
-    ) -> tuple[Float[Array, " key"], Float[Array, " src"]]:
-        """Return `(context [key_size], weights [src])` for one query."""
+    ) -> tuple[Float[Array, " context"], Float[Array, " src"] | Float[Array, "heads src"]]:
+        """Return `(context [context_size], weights [src] or [heads, src])` for one query."""
+
+
+class LinearInValues(Attention):
+    """The capability an attention declares (by subclassing this instead of `Attention`) when its
+    context is exactly ``weights @ memory.values``, with ``[src]`` weights, for values of ANY width.
+
+    The scores then read only the query and the keys, and the values enter only through that
+    weighted sum, so a decoder may hand the attention values it has already projected: with Luong's
+    attentional layer ``tanh(W_c [c_t; s_t])``, `RecurrentDecoder`'s search passes the encoder states
+    through the context half of ``W_c`` once per source, not once per hypothesis and step. The
+    context's width is then the width of the values handed in (`context_size`, `key_size`, for the
+    encoder states themselves). Bahdanau's and Luong's dot, general and concat attentions declare
+    it; an attention with per-head value projections or an output projection (multi-head
+    attention) does not, and a decoder calls it on the real memory and projects its context itself.
+
+    Checked by ``test_context_is_the_weighted_sum_of_any_values`` (values of another width give the
+    same weights and the weighted sum of those values), on top of every `Attention` check.
+    """
 
 
 class Decoder(eqx.Module):
@@ -521,11 +574,6 @@ class LanguageModel(Model):
         after the last real one. Padded positions hold the state, so pads never
         change a result; their logits are finite but meaningless."""
 
-    def output_layer(self) -> tuple[Float[Array, "vocab width"], Float[Array, " vocab"]] | None:
-        """``(W [vocab_size, width], b [vocab_size])`` when the logits are ``features W^T + b``
-        (a `LinearOutputLanguageModel`), else None: the loss then comes from `__call__`'s logits."""
-        return None
-
     def step(self, token: Int[Array, ""], state: PyTree) -> tuple[Float[Array, " vocab"], PyTree]:
         """Consume one token: the logits of the next one ``[vocab_size]`` and the new state."""
         logits, state = self(token[None], jnp.ones(1, bool), state)
@@ -565,15 +613,8 @@ class LanguageModel(Model):
         self, batch: Mapping[str, Array], carry: PyTree, *, key: PRNGKeyArray | None = None
     ) -> tuple[Float[Array, ""], PyTree]:
         """Mean NLL per real target starting from `carry`, and the carry for the next batch."""
-        count = jnp.maximum(jnp.sum(batch["mask"]), 1)
-        layer = self.output_layer()
-        if layer is None:
-            nll, carry = self.token_nll(batch, carry, key=key)
-            return jnp.sum(nll) / count, carry
-        x, carry = self._over_batch(self.features, batch, carry, key)
-        weights = (batch["mask"] / count).astype(jnp.float32).reshape(-1)
-        targets = batch["targets"].reshape(-1)
-        return linear_softmax_nll(x.reshape(-1, x.shape[-1]), *layer, targets, weights), carry
+        nll, carry = self.token_nll(batch, carry, key=key)
+        return jnp.sum(nll) / jnp.maximum(jnp.sum(batch["mask"]), 1), carry
 
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean NLL per real target, every row starting from `init_state`."""
@@ -595,39 +636,79 @@ class LanguageModel(Model):
         }
 
 
-class LinearOutputLanguageModel(LanguageModel):
-    """A `LanguageModel` whose logits are an affine map of per-position features.
+class Kind(NamedTuple):
+    """A component kind: the interface its factory subclasses, and the arguments an architecture
+    wires into that factory (besides the component's registered hyperparameters)."""
 
-    A final subclass implements `features` and `output_layer` (and `init_state`);
-    `__call__` composes them, and the training loss goes through
-    `zoo.softmax_loss.linear_softmax_nll`, which reads the positions in chunks and
-    never holds a whole batch's ``[positions, vocab]`` logits.
-    """
+    interface: type
+    wired: frozenset[str]
 
-    @abc.abstractmethod
-    def features(
-        self,
-        ids: Int[Array, " seq"],
-        mask: Bool[Array, " seq"],
-        state: PyTree,
-        *,
-        key: PRNGKeyArray | None = None,
-    ) -> tuple[Float[Array, "seq width"], PyTree]:
-        """The output layer's inputs ``[seq, width]`` at every position, and the state
-        after the last real one (dropout drawn from `key`, as `__call__` draws it)."""
 
-    @abc.abstractmethod
-    def output_layer(self) -> tuple[Float[Array, "vocab width"], Float[Array, " vocab"]]:
-        """``(W [vocab_size, width], b [vocab_size])``: the logits are ``features W^T + b``."""
+KINDS: Mapping[str, Kind] = MappingProxyType(
+    {
+        "attention": Kind(Attention, frozenset({"query_size", "key_size", "key"})),
+        "cell": Kind(RecurrentCell, frozenset({"input_size", "hidden_size", "key"})),
+        "decoder": Kind(Decoder, frozenset({"key"})),
+        "embedder": Kind(Embedder, frozenset({"num_embeddings", "key"})),
+        "encoder": Kind(Encoder, frozenset({"input_size", "cell", "key"})),
+        "strategy": Kind(DecoderStrategy, frozenset()),
+    }
+)
+"""Every component kind a table may declare (``kind = "attention"``); registering any other is
+an error. An architecture is a `Model`, built as ``factory(spec, *, key, vocabs)``."""
 
-    def __call__(
-        self,
-        ids: Int[Array, " seq"],
-        mask: Bool[Array, " seq"],
-        state: PyTree,
-        *,
-        key: PRNGKeyArray | None = None,
-    ) -> tuple[Float[Array, "seq vocab"], PyTree]:
-        x, state = self.features(ids, mask, state, key=key)
-        weight, bias = self.output_layer()
-        return x @ weight.T + bias, state
+
+# --- capabilities: what a model may offer besides its kind, checked with isinstance ----------
+
+
+@runtime_checkable
+class WordVectors(Protocol):
+    """A model with one vector per word: ``vectors() -> [vocab, dim]``, rows in the order of
+    ``vocabs["words"]``. `zoo.vectors.KeyedVectors.from_model` and ``zoo vectors`` read it."""
+
+    vocabs: Mapping[str, Any]
+
+    def vectors(self) -> Float[Array, "vocab dim"]: ...
+
+
+@runtime_checkable
+class SubwordVectors(WordVectors, Protocol):
+    """Word vectors that also compose a vector for a word outside the vocabulary
+    (FastText's character n-grams): ``oov_vector(word) -> [dim]``."""
+
+    def oov_vector(self, word: str) -> Any: ...
+
+
+@runtime_checkable
+class Translator(Protocol):
+    """A sequence-to-sequence model that maps text to text with its own vocabularies
+    (``zoo translate``): one string in, one out; a list in, a list out; with ``with_scores``
+    each output is a list of ``(text, score)``, best first. `decode_params` choose the
+    strategy and its settings (``strategy="beam", beam_size=5``)."""
+
+    def translate(self, sources: Any, *, with_scores: bool = False, **decode_params: Any) -> Any: ...
+
+
+@runtime_checkable
+class AttentionReporter(Protocol):
+    """A model that shows where it looked: ``attention_weights(src [src], tokens [tgt]) ->
+    [tgt, src]`` (row t: the weights behind ``tokens[t]``; None without attention).
+    ``zoo translate --attention`` and ``zoo plot attention`` read it."""
+
+    def attention_weights(self, src: Any, tokens: Any) -> Any: ...
+
+
+@runtime_checkable
+class Tagger(Protocol):
+    """A model giving one label per token: ``tag(sentences) -> [[tag, ...], ...]`` for
+    tokenised sentences (``zoo tag``)."""
+
+    def tag(self, sentences: Any, *, batch_size: int = 64) -> list[list[str]]: ...
+
+
+@runtime_checkable
+class Classifier(Protocol):
+    """A model giving one label per text: ``predict_proba(texts) -> [n, classes]``, columns in
+    the order of ``vocabs["labels"]`` (``zoo classify``)."""
+
+    def predict_proba(self, texts: Any, *, batch_size: int = 256) -> Any: ...

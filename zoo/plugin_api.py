@@ -48,7 +48,16 @@ _EXPORTS: dict[str, str] = {
             "Encoder",
             "EncoderOutput",
             "Hypotheses",
+            "KINDS",
+            "Kind",
+            "AttentionReporter",
+            "Classifier",
+            "SubwordVectors",
+            "Tagger",
+            "Translator",
+            "WordVectors",
             "LanguageModel",
+            "LinearInValues",
             "Memory",
             "Model",
             "RecurrentCell",
@@ -61,7 +70,10 @@ _EXPORTS: dict[str, str] = {
     "ModelSpec": "zoo.naming.spec:ModelSpec",
     "argument_type": "zoo.naming.domains:argument_type",
     # building blocks
-    **{name: f"zoo.nn:{name}" for name in ("dropout", "masked_softmax", "run_cell", "scalar_mix", "top_k", "uniform_rows")},
+    **{
+        name: f"zoo.nn:{name}"
+        for name in ("dropout", "masked_softmax", "run_cell", "scalar_mix", "top_k", "uniform_rows")
+    },
     # data
     "Vocab": "zoo.data.vocab:Vocab",
     "Vocabularies": "zoo.data.vocab:Vocabularies",

@@ -1,4 +1,4 @@
-"""Specs recorded as data: a file's ``zoo.naming.spec``, a nested spec in a parameter.
+"""Specs recorded as data: a file's ``zoo.spec``, a nested spec in a parameter.
 
 A recorded spec is never trusted. `resolve_recorded` reads only names (the
 architecture, the preset, each slot's component, the tag) and parameter

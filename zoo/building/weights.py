@@ -2,7 +2,7 @@
 
 Tensor keys are dotted paths of the module's array leaves
 (``decoder.attention.weight``). String metadata: ``zoo.format``, ``zoo.name``
-(canonical), ``zoo.naming.spec`` (resolved spec as JSON), ``zoo.versions`` (plugin
+(canonical), ``zoo.spec`` (resolved spec as JSON), ``zoo.versions`` (plugin
 versions as JSON), ``zoo.vocabs`` (special tokens per vocabulary role),
 ``zoo.aliases`` (tensors stored once for several leaves), ``zoo.checksum`` (a
 SHA-256 over every tensor and every other metadata entry, so a modified or
@@ -32,9 +32,9 @@ import jax.numpy as jnp
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
+from zoo.building.files import write_atomic
 from zoo.data.vocab import Vocab, Vocabularies
 from zoo.errors import PluginError, WeightsError, ZooError
-from zoo.building.files import write_atomic
 from zoo.naming.registry import Registry, default_registry
 from zoo.naming.spec import ModelSpec
 
@@ -171,7 +171,7 @@ def save(
         "zoo.format": str(FORMAT_VERSION),
         "zoo.version": __version__,
         "zoo.name": spec.name,
-        "zoo.naming.spec": spec.to_json(),
+        "zoo.spec": spec.to_json(),
         "zoo.versions": json.dumps(_plugin_versions(spec, registry or _registry_if_loaded())),
         "zoo.vocabs": json.dumps({role: v.specials for role, v in vocabs.items()}),
         "zoo.aliases": json.dumps(aliases),
@@ -292,15 +292,15 @@ def _spec(metadata: Mapping[str, str], registry: Registry, path: Path) -> ModelS
     """The file's spec, rebuilt from the installed registry by the names it records."""
     from zoo.building.recorded import resolve_recorded
 
-    if "zoo.naming.spec" not in metadata:
-        raise WeightsError(f"{path}: metadata 'zoo.naming.spec' is missing or damaged: the file has none")
+    if "zoo.spec" not in metadata:
+        raise WeightsError(f"{path}: metadata 'zoo.spec' is missing or damaged: the file has none")
     try:
-        return resolve_recorded(registry, metadata["zoo.naming.spec"])
+        return resolve_recorded(registry, metadata["zoo.spec"])
     except PluginError:
         raise
     except ZooError as error:
         raise WeightsError(
-            f"{path}: metadata 'zoo.naming.spec' is missing or damaged: {error} (the file was altered, or written by a "
+            f"{path}: metadata 'zoo.spec' is missing or damaged: {error} (the file was altered, or written by a "
             "version of its plugins that the installed ones do not read)"
         ) from error
 

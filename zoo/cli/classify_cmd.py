@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from zoo.building.files import output_path
 from zoo.cli.tag_cmd import read_inputs
 from zoo.errors import ZooError
-from zoo.building.files import output_path
 from zoo.training.recipes import add_encoding_argument
 
 __all__ = ["register"]
@@ -29,8 +29,10 @@ def run(args: argparse.Namespace) -> int:
     from zoo.building.weights import load
 
     texts = read_inputs(args)
+    from zoo.interfaces import Classifier
+
     model = load(args.model)
-    if not callable(getattr(model, "predict_proba", None)) or "labels" not in model.vocabs:
+    if not isinstance(model, Classifier) or "labels" not in model.vocabs:
         raise ZooError(f"{model.spec.name!r} does not classify texts; train a classifier (zoo train textcnn)")
     labels = model.vocabs["labels"].tokens
     lines = []

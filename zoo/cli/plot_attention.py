@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from zoo.naming.domains import argument_type
-from zoo.errors import ZooError
 from zoo.building.files import output_path
+from zoo.errors import ZooError
+from zoo.naming.domains import argument_type
 
 __all__ = ["register"]
 
@@ -31,12 +31,13 @@ def register(kinds: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from zoo.data.tokenize import get_tokenizer
-    from zoo.viz.attention import attention_heatmap
     from zoo.building.weights import load
+    from zoo.data.tokenize import get_tokenizer
+    from zoo.interfaces import AttentionReporter
+    from zoo.viz.attention import attention_heatmap
 
     model = load(args.model)
-    if not callable(getattr(model, "attention_weights", None)) or "src" not in model.vocabs:
+    if not isinstance(model, AttentionReporter) or "src" not in model.vocabs:
         raise ZooError(f"{model.spec.name!r} has no attention to plot (it needs source and target vocabularies)")
     src_vocab, tgt_vocab = model.vocabs["src"], model.vocabs["tgt"]
     source = get_tokenizer(model.spec.params.get("tokenizer", "punct"))(args.text)

@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from zoo.building.files import output_path
 from zoo.data.textfile import decode_bytes, read_lines
 from zoo.errors import DataError, ZooError
-from zoo.building.files import output_path
 from zoo.training.recipes import add_encoding_argument
 
 __all__ = ["read_inputs", "register"]
@@ -47,8 +47,10 @@ def run(args: argparse.Namespace) -> int:
     from zoo.building.weights import load
 
     sentences = [line.split() for line in read_inputs(args)]
+    from zoo.interfaces import Tagger
+
     model = load(args.model)
-    if not callable(getattr(model, "tag", None)):
+    if not isinstance(model, Tagger):
         raise ZooError(f"{model.spec.name!r} does not tag tokens; train a tagger (zoo train bilstm-tagger)")
     tagged = model.tag(sentences)
     if args.format == "slash":

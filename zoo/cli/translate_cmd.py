@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from zoo.cli.tag_cmd import read_inputs
-from zoo.naming.domains import argument_type
-from zoo.errors import DataError, ZooError
 from zoo.building.files import output_path
+from zoo.cli.tag_cmd import read_inputs
+from zoo.errors import DataError, ZooError
+from zoo.naming.domains import argument_type
 from zoo.training.recipes import add_encoding_argument, seed_type
 
 __all__ = ["add_decode_arguments", "decode_options", "register"]
@@ -83,8 +83,10 @@ def run(args: argparse.Namespace) -> int:
 
     options = decode_options(args)
     texts = read_inputs(args)
+    from zoo.interfaces import Translator
+
     model = load(args.model)
-    if not callable(getattr(model, "translate", None)):
+    if not isinstance(model, Translator):
         raise ZooError(f"{model.spec.name!r} does not translate text; it is not a sequence-to-sequence model")
     if args.replace_unk:
         options["replace_unk"] = True

@@ -14,8 +14,8 @@ from typing import Protocol
 
 import numpy as np
 
-from zoo.naming.domains import check_count
 from zoo.errors import DataError
+from zoo.naming.domains import check_count
 
 __all__ = ["ArrayBatches", "BatchSource", "SequenceBatches", "bucket_boundaries", "pad_sequences"]
 

@@ -72,8 +72,8 @@ def zoo_migrate_weights(metadata: dict[str, str], tensors: dict[str, Any]) -> No
     """Upgrade a weights file written by an older plugin version, in place.
 
     Called on load before any check, with the file's string metadata
-    (``zoo.name``, ``zoo.naming.spec``, ``zoo.versions``, ...) and its tensors as NumPy
+    (``zoo.name``, ``zoo.spec``, ``zoo.versions``, ...) and its tensors as NumPy
     arrays keyed by dotted path. Rename or reshape tensors and rewrite
-    ``zoo.naming.spec`` so that the file matches what the current version builds; leave
+    ``zoo.spec`` so that the file matches what the current version builds; leave
     files you do not own untouched.
     """

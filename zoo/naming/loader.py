@@ -32,8 +32,8 @@ from typing import Any
 
 import pluggy
 
-from zoo.naming import hookspecs
 from zoo.errors import PluginError
+from zoo.naming import hookspecs
 
 __all__ = [
     "ENTRY_POINT_GROUP",

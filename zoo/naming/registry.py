@@ -16,8 +16,6 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
-from zoo.naming import loader as _plugins
-from zoo.naming.catalogue import catalogue
 from zoo.errors import (
     PluginConflictError,
     PluginError,
@@ -25,6 +23,8 @@ from zoo.errors import (
     UnknownNameError,
     close_matches,
 )
+from zoo.naming import loader as _plugins
+from zoo.naming.catalogue import catalogue
 from zoo.naming.loader import PluginRecord
 from zoo.naming.tables import ArchitectureEntry, ComponentEntry, DemoEntry, PresetEntry, Tables, read_tables
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from zoo.naming.domains import Domain
 from zoo.errors import (
     InvalidParameterError,
     NameSyntaxError,
@@ -21,6 +20,7 @@ from zoo.errors import (
     UnknownParameterError,
     close_matches,
 )
+from zoo.naming.domains import Domain
 from zoo.naming.names import ParsedName, parse_name
 from zoo.naming.spec import NONE, ModelSpec, SlotSpec
 from zoo.naming.tables import ArchitectureEntry, PresetEntry

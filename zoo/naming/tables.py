@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zoo.errors import InvalidParameterError, RegistryError, close_matches
 from zoo.naming.domains import Domain, parse_domain
-from zoo.errors import InvalidParameterError, RegistryError
 from zoo.naming.names import IDENTIFIER
 
 __all__ = [
@@ -202,6 +202,20 @@ def _domains(
     return domains, frozenset(declared)
 
 
+KIND_NAMES = ("attention", "cell", "decoder", "embedder", "encoder", "strategy")
+"""The kinds a component may declare: the keys of `zoo.interfaces.KINDS`, here so that reading a
+table needs no JAX (a test holds the two equal)."""
+
+
+def _check_kind(kind: str, where: str) -> str:
+    if kind not in KIND_NAMES:
+        raise RegistryError(
+            f"{where}: unknown kind {kind!r}; a component is one of {', '.join(KIND_NAMES)}."
+            + close_matches(kind, KIND_NAMES)
+        )
+    return kind
+
+
 def _component(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> ComponentEntry:
     where = f"{src}: components.{name}"
     _check_keys(data, _COMPONENT_KEYS, where)
@@ -210,7 +224,7 @@ def _component(name: str, data: Mapping[str, Any], plugin: str | None, src: str)
     domains, declared = _domains(data, params, test, where)
     return ComponentEntry(
         name=_check_name(name, where),
-        kind=_check_name(_require(data, "kind", where), where),
+        kind=_check_kind(_check_name(_require(data, "kind", where), where), where),
         factory=_require(data, "factory", where),
         plugin=_plugin_of(data, plugin, where),
         params=params,
@@ -227,7 +241,7 @@ def _slot(name: str, data: Any, where: str) -> SlotEntry:
     _check_keys(data, {"kind", "default", "optional"}, f"{where}.slots.{name}")
     return SlotEntry(
         name=_check_name(name, where),
-        kind=_require(data, "kind", f"{where}.slots.{name}"),
+        kind=_check_kind(_require(data, "kind", f"{where}.slots.{name}"), f"{where}.slots.{name}"),
         default=_require(data, "default", f"{where}.slots.{name}"),
         optional=bool(data.get("optional", False)),
     )

@@ -17,9 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.interfaces import Attention, Decoder, DecoderStrategy, Embedder, Encoder, RecurrentCell
-from zoo.naming.names import parse_name
+from zoo.interfaces import KINDS
 from zoo.naming.loader import discover_entry_points
+from zoo.naming.names import parse_name
 from zoo.naming.spec import import_factory
 from zoo.testing.pytest_plugin import kit_registry, watch_config
 
@@ -45,25 +45,11 @@ __all__ = [
     "untraceable_reason",
 ]
 
-INTERFACES: dict[str, type] = {
-    "embedder": Embedder,
-    "cell": RecurrentCell,
-    "encoder": Encoder,
-    "attention": Attention,
-    "decoder": Decoder,
-    "strategy": DecoderStrategy,
-}
-"""Component kind -> the interface its factory must subclass."""
+INTERFACES: dict[str, type] = {kind: entry.interface for kind, entry in KINDS.items()}
+"""Component kind -> the interface its factory must subclass (`zoo.interfaces.KINDS`)."""
 
-WIRED: dict[str, set[str]] = {
-    "embedder": {"num_embeddings", "key"},
-    "cell": {"input_size", "hidden_size", "key"},
-    "encoder": {"input_size", "cell", "key"},
-    "attention": {"query_size", "key_size", "key"},
-    "decoder": {"key"},
-    "strategy": set(),
-}
-"""Component kind -> the arguments an architecture passes its factory (see `zoo.interfaces`)."""
+WIRED: dict[str, set[str]] = {kind: set(entry.wired) for kind, entry in KINDS.items()}
+"""Component kind -> the arguments an architecture passes its factory (`zoo.interfaces.KINDS`)."""
 
 
 def parameter_leaves(module: Any) -> list[tuple[str, jax.Array]]:
@@ -417,6 +403,7 @@ class ConformanceTests:
     _zoo_conformance: ClassVar[bool] = True
     zoo_kind: ClassVar[str | None] = None
     zoo_model_interface: ClassVar[type | None] = None  # model checks: only architectures of this type
+    component: ClassVar[str | None] = None  # check only this component (models: those hosting it, or this model)
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -475,23 +462,26 @@ class ComponentChecks(ConformanceTests):
 
     def test_factory_is_a_final_subclass_of_its_interface(self, entry):
         factory = import_factory(entry.factory, plugin=entry.plugin)
-        interface = INTERFACES.get(entry.kind)
-        if interface is None:
-            pytest.skip(f"kind {entry.kind!r} has no interface in zoo")
-        assert inspect.isclass(factory), f"{entry.factory} should be a class"
-        assert issubclass(factory, interface), f"{entry.factory} is not a {interface.__name__}"
-        assert not inspect.isabstract(factory), f"{entry.factory} leaves abstract methods unimplemented"
+        interface = INTERFACES[entry.kind]  # registration refuses any other kind
+        contract = f"a {entry.kind}'s factory must be a final (concrete) subclass of zoo.{interface.__name__}"
+        assert inspect.isclass(factory), f"{entry.factory} is a {type(factory).__name__}, not a class: {contract}"
+        assert issubclass(factory, interface), f"{entry.factory} does not subclass zoo.{interface.__name__}: {contract}"
+        abstract = sorted(getattr(factory, "__abstractmethods__", ()))
+        assert not abstract, f"{entry.factory} leaves {', '.join(abstract)} unimplemented: {contract}"
 
     def test_params_match_factory_signature(self, entry):
         factory = import_factory(entry.factory, plugin=entry.plugin)
         signature = inspect.signature(factory)
         accepted = set(signature.parameters)
         extra = sorted(set(entry.params) - accepted)
-        assert not extra, f"registry params {extra} are not arguments of {entry.factory}"
-        missing = sorted(WIRED.get(entry.kind, set()) - accepted)
-        assert not missing, f"{entry.factory} must accept the wired arguments {missing}"
-        clash = sorted(set(entry.params) & WIRED.get(entry.kind, set()))
-        assert not clash, f"wired arguments {clash} must not be registry params"
+        assert not extra, (
+            f"registry params {extra} are not arguments of {entry.factory}: the factory must take every "
+            "hyperparameter its table registers, by name"
+        )
+        missing = sorted(WIRED[entry.kind] - accepted)
+        assert not missing, f"{entry.factory} must accept the arguments every {entry.kind} is built with: {missing}"
+        clash = sorted(set(entry.params) & WIRED[entry.kind])
+        assert not clash, f"{clash} are wired in by the host architecture; they cannot also be registry params"
 
     def test_hyperparameter_domains_are_declared_and_enforced(self, registry, entry):
         from zoo.building.builder import component_spec

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import pytest
 
 from zoo.building.builder import component_spec
+from zoo.building.weights import array_paths
 from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, EncoderOutput, RecurrentCell
 from zoo.nn import run_cell
 from zoo.testing.base import (
@@ -25,7 +26,6 @@ from zoo.testing.base import (
     declared_dtype,
     traced_shapes,
 )
-from zoo.building.weights import array_paths
 
 __all__ = ["CellTests", "EmbedderTests", "EncoderTests"]
 

@@ -13,6 +13,7 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 from zoo.building.builder import build
+from zoo.building.weights import array_paths, load, save, seal
 from zoo.errors import WeightsError
 from zoo.interfaces import Model
 from zoo.naming.names import parse_name
@@ -32,7 +33,6 @@ from zoo.testing.base import (
     traced_shapes,
 )
 from zoo.testing.pytest_plugin import watch_config
-from zoo.building.weights import array_paths, load, save, seal
 
 __all__ = ["ModelTests"]
 

@@ -1,9 +1,11 @@
 """pytest plugin of the conformance kit (registered through the ``pytest11`` entry point).
 
 Adds ``--zoo-plugin NAME`` (repeatable; default: every loaded plugin), the
-fixtures the base classes use, parametrization over components and models,
-and a summary line of checks run and skipped over the components and models
-checked (the placeholder of a class with nothing to check counts as neither).
+fixtures the base classes use, parametrization over components and models
+(a class with ``component = "NAME"`` checks only that component, or the models
+hosting it: a plugin's own test suite pins its own), and a summary line of
+checks run and skipped over the components and models checked (the
+placeholder of a class with nothing to check counts as neither).
 Light at import: no JAX (JAX loads with the kit's registry, when a kit class is collected).
 
 JAX's global configuration is watched: the kit records it before any plugin
@@ -127,17 +129,44 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return  # not a kit check: load nothing
     from zoo.testing.cases import component_cases, model_cases
 
-    plugins = selected_plugins(metafunc.config)
+    kind = getattr(metafunc.cls, "zoo_kind", None)
+    pinned = getattr(metafunc.cls, "component", None)
+    plugins = selected_plugins(metafunc.config) if pinned is None else [_pinned_plugin(metafunc.cls, pinned, kind)]
     if "zoo_component" in wants:
-        kind = getattr(metafunc.cls, "zoo_kind", None)
         names = component_cases(kit_registry(), plugins, kind)
+        names = names if pinned is None else [n for n in names if n == pinned]
         _parametrize(metafunc, "zoo_component", names, f"no {kind or 'component'} in plugins {plugins}")
     if "zoo_model" in wants:
         interface = getattr(metafunc.cls, "zoo_model_interface", None)
         every_host = metafunc.config.getoption("--zoo-every-host")
         names = model_cases(kit_registry(), plugins, interface, every_host=every_host)
+        names = names if pinned is None else [n for n in names if _checks(n, pinned)]
         what = f"{interface.__name__} model" if interface else "model"
-        _parametrize(metafunc, "zoo_model", names, f"no {what} uses plugins {plugins}")
+        _parametrize(metafunc, "zoo_model", names, f"no {what} uses {pinned or plugins}")
+
+
+def _pinned_plugin(cls: type, name: str, kind: str | None) -> str:
+    """The plugin registering `name`, the component (or model) that kit class `cls` pins
+    with ``component = name``; a `pytest.UsageError` when none does or its kind differs."""
+    registry = kit_registry()
+    where = f"{cls.__name__}.component = {name!r}"
+    entry = registry.components.get(name) or registry.architectures.get(name) or registry.presets.get(name)
+    if entry is None:
+        known = sorted(n for n, e in registry.components.items() if kind is None or e.kind == kind)
+        raise pytest.UsageError(
+            f"{where}: no installed plugin registers {name!r} (install the plugin that does); "
+            f"installed {kind or 'component'}s: {known}"
+        )
+    actual = getattr(entry, "kind", None)
+    if kind is not None and actual != kind:
+        what = f"a {actual} component" if actual else "a model"
+        raise pytest.UsageError(f"{where}: {name!r} is {what}, but {cls.__name__} checks {kind} components")
+    return entry.plugin
+
+
+def _checks(model: str, pinned: str) -> bool:
+    """Whether kit model case `model` (``arch``, ``arch+component``, ``arch+slot=component``) checks `pinned`."""
+    return model == pinned or model.rsplit("+", 1)[-1].rsplit("=", 1)[-1] == pinned
 
 
 def _parametrize(metafunc: pytest.Metafunc, argname: str, names: list[str], reason: str) -> None:

@@ -3,7 +3,7 @@
 A checkpoint is an ordinary zoo weights file (`zoo.load` reads its model) with
 the optimiser state under ``__zoo__.opt.``, the carried training state (if
 any, e.g. a language model's hidden state) under ``__zoo__.carry.``, and the
-progress in the metadata key ``zoo.training.checkpoint``: the step, the data
+progress in the metadata key ``zoo.checkpoint``: the step, the data
 position and (for loops that keep them) running totals such as a loss sum.
 """
 
@@ -19,9 +19,9 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
+from zoo.building.weights import RESERVED_PREFIX, array_paths, fill, load, read_file, save
 from zoo.errors import WeightsError
 from zoo.naming.registry import Registry
-from zoo.building.weights import RESERVED_PREFIX, array_paths, fill, load, read_file, save
 
 __all__ = ["Checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -58,7 +58,7 @@ def save_checkpoint(
     if totals:
         record["totals"] = {name: float(value) for name, value in totals.items()}
     progress = json.dumps(record)
-    return save(model, path, metadata={"zoo.training.checkpoint": progress}, tensors=tensors, registry=registry)
+    return save(model, path, metadata={"zoo.checkpoint": progress}, tensors=tensors, registry=registry)
 
 
 def load_checkpoint(
@@ -74,9 +74,9 @@ def load_checkpoint(
     `model_like` (if given) the run's model: a checkpoint of a model with other
     hyperparameters or vocabularies is refused, naming the difference."""
     metadata, tensors = read_file(path)
-    if "zoo.training.checkpoint" not in metadata:
+    if "zoo.checkpoint" not in metadata:
         raise WeightsError(f"{path} holds weights but no training state; it was not written by zoo.train")
-    step, position, totals = _progress(metadata["zoo.training.checkpoint"], path)
+    step, position, totals = _progress(metadata["zoo.checkpoint"], path)
     model = load(path, registry=registry)
     if model_like is not None:
         _check_same_run(model, model_like, path)
@@ -86,11 +86,11 @@ def load_checkpoint(
 
 
 def _progress(text: str, path: str | os.PathLike) -> tuple[int, dict[str, int] | None, dict[str, float] | None]:
-    """``(step, position, totals)`` from the ``zoo.training.checkpoint`` metadata, checked."""
+    """``(step, position, totals)`` from the ``zoo.checkpoint`` metadata, checked."""
     try:
         progress = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as error:
-        raise WeightsError(f"{path}: its training progress ('zoo.training.checkpoint') is not valid JSON: {error}") from None
+        raise WeightsError(f"{path}: its training progress ('zoo.checkpoint') is not valid JSON: {error}") from None
     if not isinstance(progress, dict) or set(progress) - {"step", "position", "totals"}:
         raise WeightsError(f"{path}: its training progress must be {{'step': N, 'position': {{...}}}}, got {text:.80}")
     step, position = progress.get("step"), progress.get("position") or {}

@@ -26,11 +26,11 @@ import optax
 from jax.sharding import Mesh
 from tqdm.auto import tqdm
 
-from zoo.training.checkpoint import load_checkpoint, save_checkpoint
-from zoo.data.batching import BatchSource
-from zoo.naming.domains import check_count
-from zoo.errors import TrainingDiverged
 from zoo.building.files import check_writable
+from zoo.data.batching import BatchSource
+from zoo.errors import TrainingDiverged
+from zoo.naming.domains import check_count
+from zoo.training.checkpoint import load_checkpoint, save_checkpoint
 from zoo.training.memory import keep_freed_memory
 from zoo.training.parallel import replicate, shard_batch, shard_rows
 

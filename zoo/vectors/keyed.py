@@ -97,13 +97,15 @@ class KeyedVectors:
 
         `oov` defaults to the model's ``oov_vector(word)`` method when it has one.
         """
+        from zoo.interfaces import SubwordVectors, WordVectors
+
         vocabs = getattr(model, "vocabs", None) or {}
         if role not in vocabs:
             raise DataError(
                 f"{type(model).__name__} has no {role!r} vocabulary (it has {sorted(vocabs)}); "
                 "build it with vocab={'words': build_word_vocab(...)}"
             )
-        if not callable(getattr(model, "vectors", None)):
+        if not isinstance(model, WordVectors):
             raise DataError(f"{type(model).__name__} is not an embedder: it has no vectors() method")
         vocab: Vocab = vocabs[role]
         matrix = np.asarray(model.vectors(), dtype=np.float32)
@@ -112,7 +114,7 @@ class KeyedVectors:
         reserved = {vocab.index[t] for t in vocab.specials.values()}
         keep = [i for i in range(len(vocab)) if i not in reserved]
         counts = None if vocab.counts is None else vocab.counts[keep]
-        if oov is None and callable(getattr(model, "oov_vector", None)):
+        if oov is None and isinstance(model, SubwordVectors):
             oov = model.oov_vector
         return cls([vocab.tokens[i] for i in keep], matrix[keep], counts=counts, oov=oov)
 
