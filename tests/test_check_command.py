@@ -84,3 +84,10 @@ def test_zoo_check_counts_a_check_whose_fixture_fails_as_failed(tmp_path, monkey
     assert failed, kit
     errors = re.search(r"(\d+) errors?", out.splitlines()[-1])
     assert errors and int(errors.group(1)) == int(failed.group(1)) > 0, (kit, out.splitlines()[-1])
+
+
+def test_zoo_check_names_a_plugin_that_is_not_installed_before_pytest_starts(capsys):
+    assert main(["check", "greddy", "--", "-x"]) == 2
+    captured = capsys.readouterr()
+    assert "no plugin named 'greddy' is installed. Did you mean 'greedy'?" in captured.err
+    assert captured.out == ""  # pytest never ran: no collection errors, no summary

@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print("zoo check needs pytest: pip install 'zoo[test]'")
         return 2
     plugins, pytest_args = split_arguments(args.rest)
+    _check_installed(plugins)
     # zoo is imported before pytest starts here, so assertion rewriting cannot apply to it
     argv = [
         "--pyargs",
@@ -54,3 +55,18 @@ def run(args: argparse.Namespace) -> int:
     for name in plugins:
         argv += ["--zoo-plugin", name]
     return int(pytest.main(argv + pytest_args))
+
+
+def _check_installed(plugins: list[str]) -> None:
+    """Raise `UnknownNameError` for a name no installed entry point has (before pytest starts,
+    so one message says so, not one collection error per kit class)."""
+    from zoo.errors import UnknownNameError, close_matches
+    from zoo.naming.loader import discover_entry_points
+
+    installed = sorted({ep.name for ep in discover_entry_points()})
+    for name in plugins:
+        if name not in installed:
+            raise UnknownNameError(
+                f"no plugin named {name!r} is installed.{close_matches(name, installed)} "
+                f"Installed plugins (zoo plugins lists them): {', '.join(installed)}"
+            )
