@@ -14,7 +14,7 @@ contract, with a message naming it; an unchanged copy must pass every check::
 `run_kit(tmp_path, *, name, kind=..., factory=..., ...)` writes a ``.dist-info`` (``METADATA`` and
 an ``entry_points.txt`` naming entry point `name` in group ``zoo.plugins``) and a plugin module
 registering the tables into ``tmp_path / "site"``, puts that folder on `sys.path`, clears the kit's
-session registry (`zoo.testing.pytest_plugin._REGISTRY`) so the kit loads every plugin afresh, and
+session registry (`zoo.testing.session._REGISTRY`) so the kit loads every plugin afresh, and
 runs ``pytest --pyargs zoo.testing.suite --zoo-plugin NAME`` in this process (`pytest.main`; no
 subprocess, no xdist). Afterwards it puts back `sys.path`, the kit's registry, JAX's configuration
 (a mutant may change it) and `sys.modules` (the modules under the site are dropped).
@@ -72,7 +72,7 @@ from typing import Any
 import jax
 import pytest
 
-from zoo.testing import pytest_plugin
+from zoo.testing import session as kit_session
 
 __all__ = ["KitRun", "Outcome", "component_table", "install_plugin", "isolated_site", "run_kit"]
 
@@ -288,18 +288,18 @@ def run_kit(
 def isolated_site(site: Path):
     """`site` on `sys.path` and a fresh kit registry while it lasts; then `sys.path`, the kit's registry,
     JAX's configuration and `sys.modules` (the modules under `site` dropped) as they were."""
-    saved_registry = dict(pytest_plugin._REGISTRY)
+    saved_registry = dict(kit_session._REGISTRY)
     saved_config = dict(jax.config.values)
     saved_path = list(sys.path)
-    pytest_plugin._REGISTRY.clear()
+    kit_session._REGISTRY.clear()
     sys.path.insert(0, str(site))
     importlib.invalidate_caches()
     try:
         yield
     finally:
         sys.path[:] = saved_path
-        pytest_plugin._REGISTRY.clear()
-        pytest_plugin._REGISTRY.update(saved_registry)
+        kit_session._REGISTRY.clear()
+        kit_session._REGISTRY.update(saved_registry)
         for key, value in saved_config.items():
             if jax.config.values.get(key) != value:
                 jax.config.update(key, value)

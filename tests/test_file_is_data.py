@@ -118,7 +118,7 @@ def test_an_unregistered_architecture_or_component_is_named(saved, tmp_path, reg
 
 def test_a_nested_spec_in_a_parameter_is_data_too(marker, registry):
     """A tagger rebuilds its contextual embedder from a JSON spec held in a parameter."""
-    from zoo.building.builder import build_from_spec
+    from zoo.building.construct import build_from_spec
 
     inner = json.loads(registry.describe("elmo", vocab_size=19, projection_size=6).to_json())
     factories_to_marker(inner)

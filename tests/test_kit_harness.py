@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 from kit_harness import run_kit
 
-import zoo.testing.pytest_plugin as kit_plugin
+import zoo.testing.session as kit_plugin
 
 LUONG = "zoo_attention.multiplicative:LuongGeneralAttention"
 

@@ -173,7 +173,7 @@ def test_shared_leaves_are_stored_once(tmp_path, registry, model):
 
 
 def test_a_vocabulary_of_another_size_than_the_spec_says_is_refused(model):
-    from zoo.building.builder import build_from_spec
+    from zoo.building.construct import build_from_spec
     from zoo.data.vocab import Vocab, Vocabularies
     from zoo.errors import DataError
 

@@ -86,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "get_tokenizer": "zoo.data.tokenize:get_tokenizer",
     "tokenize": "zoo.data.text:tokenize",
     "detokenize": "zoo.data.text:detokenize",
+    "split_text": "zoo.data.text:split_text",
     "build_word_vocab": "zoo.data.corpus:build_word_vocab",
     "count_tokens": "zoo.data.corpus:count_tokens",
     "iter_ids": "zoo.data.corpus:iter_ids",
@@ -100,7 +101,7 @@ _EXPORTS: dict[str, str] = {
     # building, saving, training
     "build": "zoo.building.builder:build",
     "build_component": "zoo.building.builder:build_component",
-    "build_from_spec": "zoo.building.builder:build_from_spec",
+    "build_from_spec": "zoo.building.construct:build_from_spec",
     "save": "zoo.building.weights:save",
     "load": "zoo.building.weights:load",
     "output_path": "zoo.building.files:output_path",
@@ -129,6 +130,10 @@ _EXPORTS: dict[str, str] = {
             "seed_type",
         )
     },
+    # generating and evaluating
+    "generate_text": "zoo.sampling:generate_text",
+    "pearson": "zoo.eval.similarity:pearson",
+    "spearman": "zoo.eval.similarity:spearman",
     # word vectors
     "KeyedVectors": "zoo.vectors:KeyedVectors",
     "subwords": "zoo.vectors.subwords",
@@ -149,6 +154,7 @@ _EXPORTS: dict[str, str] = {
             "ZooError",
         )
     },
+    "close_matches": "zoo.errors:close_matches",
 }
 
 __all__ = sorted(_EXPORTS)

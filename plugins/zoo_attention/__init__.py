@@ -1,1 +1,2 @@
-"""Attention mechanisms: Bahdanau (additive) and Luong (dot, general, concat)."""
+"""Attention mechanisms: Bahdanau (additive), Luong (dot, general, concat) and multi-head
+scaled dot-product (Vaswani et al. 2017)."""

@@ -13,8 +13,7 @@ import equinox as eqx
 import jax
 from jaxtyping import Array, Float, PRNGKeyArray
 
-from zoo.interfaces import Attention, Memory
-from zoo.nn import masked_softmax
+from zoo.plugin_api import LinearInValues, Memory, masked_softmax
 
 __all__ = ["BahdanauAttention", "LuongConcatAttention"]
 
@@ -39,7 +38,7 @@ def _additive(query_weight, vector, query: Array, memory: Memory) -> tuple[Array
     return weights @ memory.values, weights
 
 
-class BahdanauAttention(Attention):
+class BahdanauAttention(LinearInValues):
     """``e_ti = vᵀ tanh(W_s s_{t-1} + W_h h_i)``, ``α = softmax(e)``, ``c_t = Σ α_ti h_i``.
 
     **Arguments:** `query_size`, `key_size` (wired); `attention_size`; `key`.
@@ -64,10 +63,11 @@ class BahdanauAttention(Attention):
         return values @ self.key_weight
 
     def __call__(self, query: Float[Array, " query"], memory: Memory) -> tuple[Array, Array]:
-        return _additive(self.query_weight, self.vector, query, memory)
+        with jax.named_scope("bahdanau"):
+            return _additive(self.query_weight, self.vector, query, memory)
 
 
-class LuongConcatAttention(Attention):
+class LuongConcatAttention(LinearInValues):
     """Luong's concat score ``e_ti = vᵀ tanh(W_a [s_t; h_i])`` from the current state s_t.
 
     ``W_a [s_t; h_i]`` splits into ``W_1 s_t + W_2 h_i``; ``W_2 h_i`` is precomputed.
@@ -94,4 +94,5 @@ class LuongConcatAttention(Attention):
         return values @ self.key_weight
 
     def __call__(self, query: Float[Array, " query"], memory: Memory) -> tuple[Array, Array]:
-        return _additive(self.query_weight, self.vector, query, memory)
+        with jax.named_scope("luong-concat"):
+            return _additive(self.query_weight, self.vector, query, memory)

@@ -17,8 +17,7 @@ import equinox as eqx
 import jax
 from jaxtyping import Array, Float, PRNGKeyArray
 
-from zoo.interfaces import Attention, Memory
-from zoo.nn import masked_softmax
+from zoo.plugin_api import LinearInValues, Memory, masked_softmax
 
 __all__ = ["LuongDotAttention", "LuongGeneralAttention"]
 
@@ -28,7 +27,7 @@ def _attend(query: Array, memory: Memory) -> tuple[Array, Array]:
     return weights @ memory.values, weights
 
 
-class LuongDotAttention(Attention):
+class LuongDotAttention(LinearInValues):
     """``e_ti = s_tᵀ h_i``; no parameters.
 
     **Arguments:** `query_size`, `key_size` (wired; must be equal); `key` (unused).
@@ -50,10 +49,11 @@ class LuongDotAttention(Attention):
         return values
 
     def __call__(self, query: Float[Array, " query"], memory: Memory) -> tuple[Array, Array]:
-        return _attend(query, memory)
+        with jax.named_scope("luong-dot"):
+            return _attend(query, memory)
 
 
-class LuongGeneralAttention(Attention):
+class LuongGeneralAttention(LinearInValues):
     """``e_ti = s_tᵀ W h_i``.
 
     **Arguments:** `query_size`, `key_size` (wired); `key`.
@@ -73,4 +73,5 @@ class LuongGeneralAttention(Attention):
         return values @ self.weight.T
 
     def __call__(self, query: Float[Array, " query"], memory: Memory) -> tuple[Array, Array]:
-        return _attend(query, memory)
+        with jax.named_scope("luong-general"):
+            return _attend(query, memory)

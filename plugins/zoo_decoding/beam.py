@@ -30,8 +30,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
-from zoo.interfaces import DecoderStrategy, Hypotheses, StepFn
-from zoo.nn import top_k
+from zoo.plugin_api import DecoderStrategy, Hypotheses, StepFn, top_k
 
 __all__ = ["BeamSearch", "length_normalise"]
 

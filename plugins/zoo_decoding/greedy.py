@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import PRNGKeyArray, PyTree
 
-from zoo.interfaces import DecoderStrategy, Hypotheses, StepFn
+from zoo.plugin_api import DecoderStrategy, Hypotheses, StepFn
 
 __all__ = ["GreedySearch"]
 

@@ -1,6 +1,6 @@
 """Entry points of the decoding strategies, one per algorithm (tables in registry.toml)."""
 
-from zoo.naming.catalogue import CataloguePlugin
+from zoo.plugin_api import CataloguePlugin
 
 greedy = CataloguePlugin("greedy")
 beam = CataloguePlugin("beam")

@@ -17,26 +17,31 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, PRNGKeyArray, PyTree
 
-from zoo.interfaces import DecoderStrategy, Hypotheses, StepFn
+from zoo.plugin_api import DecoderStrategy, Hypotheses, StepFn
 
 __all__ = ["Sampling", "truncate_logits"]
 
 
 def truncate_logits(logits: Float[Array, " vocab"], top_k: int, top_p: float) -> Float[Array, " vocab"]:
-    """Set to -inf every logit outside the `top_k` best (0: all) and outside the
-    smallest set of best tokens whose probability reaches `top_p` (1.0: all).
-    The most probable token always survives."""
+    """Keep the `top_k` best logits (0: all; ties with the k-th stay) and, of those, the
+    smallest set of best tokens whose probability reaches `top_p` (1.0: all); every other
+    logit becomes ``finfo(float32).min``, finite, so no softmax or draw over them is NaN.
+    The most probable token always survives. Float32 ``[vocab]`` in and out.
+    """
+    logits = logits.astype(jnp.float32)
+    floor = jnp.finfo(jnp.float32).min
     vocab = logits.shape[-1]
     if 0 < top_k < vocab:
         kth = jax.lax.top_k(logits, top_k)[0][-1]
-        logits = jnp.where(logits >= kth, logits, -jnp.inf)
+        logits = jnp.where(logits >= kth, logits, floor)
     if top_p < 1.0:
         order = jnp.argsort(-logits)
         probs = jax.nn.softmax(logits[order])
         before = jnp.cumsum(probs) - probs  # mass of strictly better tokens
-        keep_sorted = before < top_p
+        # within float error of the target mass counts as reaching it (0.5 + 0.3 reaches 0.8)
+        keep_sorted = (before < top_p - 1e-6) | (jnp.arange(vocab) == 0)
         keep = jnp.zeros(vocab, bool).at[order].set(keep_sorted)
-        logits = jnp.where(keep, logits, -jnp.inf)
+        logits = jnp.where(keep, logits, floor)
     return logits
 
 
@@ -109,8 +114,9 @@ class Sampling(DecoderStrategy):
     def _choose(self, logits: Array, key: PRNGKeyArray) -> Array:
         if self.temperature == 0.0:
             return jnp.argmax(logits).astype(jnp.int32)
-        logits = truncate_logits(logits / self.temperature, self.top_k, self.top_p)
-        return jax.random.categorical(key, logits).astype(jnp.int32)
+        # a suppressed eos (log-probability -inf) scales to the same finite floor as a truncated token
+        scaled = jnp.maximum(logits / self.temperature, jnp.finfo(jnp.float32).min)
+        return jax.random.categorical(key, truncate_logits(scaled, self.top_k, self.top_p)).astype(jnp.int32)
 
     def _draw(self, step_fn: StepFn, init_state: PyTree, bos: int, eos: int, pad: int, key: PRNGKeyArray):
         """One sequence: ``(tokens [max_length], log-prob, length)``."""

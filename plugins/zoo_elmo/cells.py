@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, PRNGKeyArray
 
-from zoo.interfaces import RecurrentCell
+from zoo.plugin_api import RecurrentCell
 
 __all__ = ["LSTMPCell"]
 

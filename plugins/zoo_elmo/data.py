@@ -5,11 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from zoo.data.batching import SequenceBatches, bucket_boundaries
-from zoo.data.chars import SpelledBatches
-from zoo.data.corpus import iter_lines
-from zoo.data.vocab import Vocab
-from zoo.errors import DataError
+from zoo.plugin_api import DataError, SequenceBatches, SpelledBatches, Vocab, bucket_boundaries, iter_lines
 
 __all__ = ["lm_batches", "read_windows", "windows"]
 

@@ -11,14 +11,28 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from zoo.data.batching import pad_sequences
-from zoo.data.chars import BOS_CHAR, BOW, EOS_CHAR, EOW, NUM_CHARS, encode_sentences, spell
-from zoo.data.vocab import Vocab, Vocabularies
-from zoo.errors import DataError
-from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, Model, RecurrentCell
-from zoo.nn import dropout as apply_dropout
-from zoo.nn import run_cell, scalar_mix
-from zoo.naming.spec import ModelSpec
+from zoo.plugin_api import (
+    BOS_CHAR,
+    BOW,
+    EOS_CHAR,
+    EOW,
+    NUM_CHARS,
+    ContextualEmbedder,
+    DataError,
+    Embedder,
+    Encoder,
+    Model,
+    ModelSpec,
+    RecurrentCell,
+    Vocab,
+    Vocabularies,
+    encode_sentences,
+    pad_sequences,
+    run_cell,
+    scalar_mix,
+    spell,
+)
+from zoo.plugin_api import dropout as apply_dropout
 from zoo_elmo.softmax import draw_log_uniform, sampled_nll
 
 __all__ = ["ELMo"]

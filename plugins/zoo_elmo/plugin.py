@@ -1,6 +1,6 @@
 """Entry points of the ELMo plugins (tables in zoo's registry.toml)."""
 
-from zoo.naming.catalogue import CataloguePlugin
+from zoo.plugin_api import CataloguePlugin
 
 lstmp = CataloguePlugin("lstmp")
 elmo = CataloguePlugin("elmo")

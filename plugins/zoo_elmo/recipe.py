@@ -15,10 +15,7 @@ import numpy as np
 import optax
 
 import zoo
-from zoo.data.vocab import Vocab
-from zoo.naming.domains import argument_type
-from zoo.errors import DataError
-from zoo.training.recipes import add_common_arguments, add_encoding_argument, resolve_spec
+from zoo.plugin_api import DataError, Vocab, add_common_arguments, add_encoding_argument, argument_type, resolve_spec
 from zoo_elmo.data import lm_batches, read_windows
 
 __all__ = ["ELMoRecipe", "fit", "perplexity", "recipe"]

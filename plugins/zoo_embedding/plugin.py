@@ -1,5 +1,5 @@
 """Entry points of the embedding plugins (tables in zoo's registry.toml)."""
 
-from zoo.naming.catalogue import CataloguePlugin
+from zoo.plugin_api import CataloguePlugin
 
 token_embedding = CataloguePlugin("token-embedding")

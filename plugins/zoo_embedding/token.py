@@ -7,8 +7,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from zoo.interfaces import Embedder
-from zoo.nn import dropout as apply_dropout
+from zoo.plugin_api import Embedder
+from zoo.plugin_api import dropout as apply_dropout
 
 __all__ = ["TokenEmbedding"]
 

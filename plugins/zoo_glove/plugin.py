@@ -1,5 +1,5 @@
 """Entry point of the GloVe plugin (tables in zoo's registry.toml)."""
 
-from zoo.naming.catalogue import CataloguePlugin
+from zoo.plugin_api import CataloguePlugin
 
 glove = CataloguePlugin("glove")

@@ -11,11 +11,12 @@ from typing import Any
 import jax
 
 import zoo
-from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
-from zoo.naming.domains import argument_type
-from zoo.training.recipes import (
+from zoo.plugin_api import (
+    WEIGHTINGS,
     add_corpus_arguments,
     add_hyperparameter_argument,
+    argument_type,
+    cooccurrence_matrix,
     corpus_vocabulary,
     output_path,
     resolve_spec,

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-from zoo.errors import DataError, TrainingDiverged
+from zoo.plugin_api import DataError, TrainingDiverged
 from zoo_glove.model import GloVe, glove_weight
 
 __all__ = ["Entries", "entries_from_matrix", "fit_glove"]

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
-from zoo.nn import dropout as apply_dropout
+from zoo.plugin_api import dropout as apply_dropout
 
 __all__ = ["CausalConv1d", "TemporalBlock"]
 

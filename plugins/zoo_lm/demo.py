@@ -20,11 +20,7 @@ import numpy as np
 import optax
 
 import zoo
-from zoo.building.files import output_path
-from zoo.data.text import split_text
-from zoo.naming.domains import argument_type
-from zoo.sampling import generate_text
-from zoo.training.recipes import seed_type
+from zoo.plugin_api import argument_type, generate_text, output_path, seed_type, split_text
 from zoo_lm.perplexity import perplexity
 from zoo_lm.recipe import build_vocab, train_language_model
 

@@ -6,12 +6,9 @@ import equinox as eqx
 import jax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
-from zoo.data.vocab import Vocabularies
-from zoo.errors import RegistryError
-from zoo.interfaces import Embedder, LinearOutputLanguageModel, RecurrentCell
-from zoo.nn import dropout as apply_dropout
-from zoo.nn import run_cell
-from zoo.spec import ModelSpec
+from zoo.plugin_api import Embedder, ModelSpec, RecurrentCell, RegistryError, Vocabularies, run_cell
+from zoo.plugin_api import dropout as apply_dropout
+from zoo_lm.linear_output import LinearOutputLanguageModel
 
 __all__ = ["RecurrentLanguageModel"]
 

@@ -15,7 +15,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from zoo.interfaces import LanguageModel
+from zoo.plugin_api import LanguageModel
 from zoo_lm.stream import StreamBatches
 
 __all__ = ["perplexity", "perplexity_from_nll", "stream_nll"]

@@ -5,7 +5,7 @@
 blocking one leaves the others.
 """
 
-from zoo.naming.catalogue import CataloguePlugin
+from zoo.plugin_api import CataloguePlugin
 
 lm = CataloguePlugin("lm")
 rnn_lm = CataloguePlugin("rnn-lm")

@@ -20,11 +20,17 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from zoo.data.vocab import Vocab
-from zoo.interfaces import LanguageModel
-from zoo.naming.domains import argument_type
-from zoo.training.recipes import add_common_arguments, add_encoding_argument, add_hyperparameter_argument, resolve_spec
-from zoo.training.trainer import TrainResult, train
+from zoo.plugin_api import (
+    LanguageModel,
+    TrainResult,
+    Vocab,
+    add_common_arguments,
+    add_encoding_argument,
+    add_hyperparameter_argument,
+    argument_type,
+    resolve_spec,
+    train,
+)
 from zoo_lm.perplexity import perplexity
 from zoo_lm.stream import StreamBatches, read_tokens
 

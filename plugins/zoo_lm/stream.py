@@ -15,9 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zoo.data.text import split_text
-from zoo.data.textfile import open_text
-from zoo.errors import DataError
+from zoo.plugin_api import DataError, open_text, split_text
 
 __all__ = ["StreamBatches", "read_text", "read_tokens"]
 

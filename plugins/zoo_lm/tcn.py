@@ -6,12 +6,9 @@ import equinox as eqx
 import jax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from zoo.data.vocab import Vocabularies
-from zoo.errors import RegistryError
-from zoo.interfaces import Embedder
-from zoo_lm.linear_output import LinearOutputLanguageModel
-from zoo.naming.spec import ModelSpec
+from zoo.plugin_api import Embedder, ModelSpec, RegistryError, Vocabularies
 from zoo_lm.conv import TemporalBlock
+from zoo_lm.linear_output import LinearOutputLanguageModel
 
 __all__ = ["ConvolutionalLanguageModel"]
 

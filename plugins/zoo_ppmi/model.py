@@ -9,10 +9,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from zoo.data.vocab import Vocabularies
-from zoo.errors import DataError
-from zoo.interfaces import Embedder, Model
-from zoo.naming.spec import ModelSpec
+from zoo.plugin_api import DataError, Embedder, Model, ModelSpec, Vocabularies
 
 __all__ = ["PPMISVD"]
 

@@ -1,5 +1,5 @@
 """Entry point of the PPMI-SVD plugin (tables in zoo's registry.toml)."""
 
-from zoo.naming.catalogue import CataloguePlugin
+from zoo.plugin_api import CataloguePlugin
 
 ppmi_svd = CataloguePlugin("ppmi-svd")

@@ -11,10 +11,11 @@ from typing import Any
 import jax
 
 import zoo
-from zoo.data.cooccurrence import WEIGHTINGS, cooccurrence_matrix
-from zoo.training.recipes import (
+from zoo.plugin_api import (
+    WEIGHTINGS,
     add_corpus_arguments,
     add_hyperparameter_argument,
+    cooccurrence_matrix,
     corpus_vocabulary,
     output_path,
     resolve_spec,

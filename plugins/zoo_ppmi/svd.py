@@ -8,8 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from zoo.data.cooccurrence import pmi_matrix
-from zoo.errors import DataError, TrainingDiverged
+from zoo.plugin_api import DataError, TrainingDiverged, pmi_matrix
 from zoo_ppmi.model import PPMISVD
 
 __all__ = ["SOLVERS", "fit_ppmi_svd", "randomized_svd", "truncated_svd"]

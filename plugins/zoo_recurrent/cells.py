@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
-from zoo.interfaces import RecurrentCell
+from zoo.plugin_api import RecurrentCell
 from zoo_recurrent.fused import lstm_layer, lstm_sequence
 
 __all__ = ["ElmanCell", "GRUCell", "LSTMCell"]

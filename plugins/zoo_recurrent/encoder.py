@@ -9,9 +9,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
-from zoo.interfaces import Encoder, EncoderOutput, RecurrentCell
-from zoo.nn import dropout as apply_dropout
-from zoo.nn import run_cell
+from zoo.plugin_api import Encoder, EncoderOutput, RecurrentCell, run_cell
+from zoo.plugin_api import dropout as apply_dropout
 
 __all__ = ["RecurrentEncoder"]
 

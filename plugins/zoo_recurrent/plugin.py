@@ -1,6 +1,6 @@
 """Entry points of the recurrent plugins, one per algorithm (tables in registry.toml)."""
 
-from zoo.naming.catalogue import CataloguePlugin
+from zoo.plugin_api import CataloguePlugin
 
 rnn = CataloguePlugin("rnn")
 lstm = CataloguePlugin("lstm")

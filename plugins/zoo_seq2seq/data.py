@@ -7,11 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
-from zoo.data.batching import SequenceBatches, pad_sequences
-from zoo.data.text import detokenize, tokenize  # re-exported for plugin users
-from zoo.data.textfile import MAX_LINE_CHARS, read_lines
-from zoo.data.vocab import Vocab
-from zoo.errors import DataError
+from zoo.plugin_api import (  # re-exported for plugin users
+    MAX_LINE_CHARS,
+    DataError,
+    SequenceBatches,
+    Vocab,
+    detokenize,
+    pad_sequences,
+    read_lines,
+    tokenize,
+)
 
 __all__ = [
     "build_vocabs",

@@ -6,6 +6,10 @@ attentional layer ``h̃_t = tanh(W_c [c_t; s_t])`` and the output layer run as
 batched matrix products outside the time loop. Bahdanau-style attention (reads
 s_{t-1}) feeds the context into the first layer's input, so it runs inside the
 loop; the output layers stay outside.
+
+The context has the attention's `context_size`; what reads it (the attentional layer, the first
+layer's input under Bahdanau) is sized from it. Per-head weights ``[heads, src]`` are reported as
+their mean over heads.
 """
 
 from __future__ import annotations
@@ -17,24 +21,30 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PRNGKeyArray, PyTree
 
-from zoo.interfaces import (
+from zoo.plugin_api import (
     Attention,
     ContextualEmbedder,
     Decoder,
     DecoderOutput,
     Embedder,
     EncoderOutput,
+    LinearInValues,
     Memory,
     RecurrentCell,
+    run_cell,
 )
-from zoo.nn import dropout as apply_dropout
-from zoo.nn import run_cell
+from zoo.plugin_api import dropout as apply_dropout
 
 __all__ = ["RecurrentDecoder"]
 
 
 def _split(key: PRNGKeyArray | None, n: int) -> list[PRNGKeyArray | None]:
     return [None] * n if key is None else list(jax.random.split(key, n))
+
+
+def _over_heads(weights: Array) -> Float[Array, "tgt src"]:
+    """Attention weights ``[tgt, src]`` as reported: per-head weights ``[tgt, heads, src]`` averaged over heads."""
+    return weights if weights.ndim == 2 else jnp.mean(weights, axis=-2)
 
 
 class RecurrentDecoder(Decoder):
@@ -51,6 +61,11 @@ class RecurrentDecoder(Decoder):
 
     The initial state of every layer is ``tanh(W_b final + b_b)`` (a learned bridge
     from the encoder summary, one projection per state tensor).
+
+    The attentional layer ``W_c`` reads the context (``[context_size]``, the attention's) and the
+    top state. Where the attention declares `LinearInValues`, the search pre-multiplies the memory's
+    values by the context half of ``W_c`` once per source (`search_memory`); any other attention is
+    called on the real memory and its context goes through ``W_c`` here, with the same results.
     """
 
     embedder: Embedder
@@ -84,7 +99,8 @@ class RecurrentDecoder(Decoder):
             None if attention is None else attention(query_size=hidden_size, key_size=memory_size, key=k_att)
         )
         feeds_context = self.attention is not None and self.attention.reads_previous_state
-        first = embedder.embedding_size + (memory_size if feeds_context else 0)
+        context_size = 0 if self.attention is None else self.attention.context_size
+        first = embedder.embedding_size + (context_size if feeds_context else 0)
         sizes = [first] + [hidden_size] * (num_layers - 1)
         self.cells = tuple(
             cell(input_size=size, hidden_size=hidden_size, key=k)
@@ -96,7 +112,7 @@ class RecurrentDecoder(Decoder):
             for leaf, k in zip(leaves, jax.random.split(k_bridge, len(leaves)), strict=True)
         )
         self.combine = (
-            None if self.attention is None else eqx.nn.Linear(memory_size + hidden_size, hidden_size, key=k_comb)
+            None if self.attention is None else eqx.nn.Linear(context_size + hidden_size, hidden_size, key=k_comb)
         )
         self.output = eqx.nn.Linear(hidden_size, vocab_size, key=k_out)
         self.vocab_size, self.hidden_size = vocab_size, hidden_size
@@ -106,19 +122,27 @@ class RecurrentDecoder(Decoder):
     def _feeds_context(self) -> bool:
         return self.attention is not None and self.attention.reads_previous_state
 
+    @property
+    def _premixes(self) -> bool:
+        """Whether the search hands the attention values already through ``W_c``'s context half:
+        only for a `LinearInValues` attention read after the recurrence (Luong's placement)."""
+        return self.combine is not None and not self._feeds_context and isinstance(self.attention, LinearInValues)
+
     def memory(self, enc: EncoderOutput, mask: Array) -> Memory:
         keys = enc.states[:, :0] if self.attention is None else self.attention.precompute(enc.states)
         return Memory(values=enc.states, keys=keys, mask=mask)
 
     def search_memory(self, enc: EncoderOutput, mask: Array) -> Memory:
-        """With Luong's attention, the values are the encoder states through the context half
-        of the attentional layer, ``W_c [c; s] = Σ_i a_i (W_cc h_i) + W_cs s``: one
-        ``[src, memory] x [memory, hidden]`` product per source instead of one per
-        hypothesis and step (Bahdanau's context is fed to the first layer as it is)."""
+        """With a `LinearInValues` attention in Luong's placement, the values are the encoder
+        states through the context half of the attentional layer,
+        ``W_c [c; s] = Σ_i a_i (W_cc h_i) + W_cs s``: one ``[src, memory] x [memory, hidden]``
+        product per source instead of one per hypothesis and step. Any other attention (one
+        whose context is not ``weights @ values``, Bahdanau's fed to the first layer) gets the
+        real memory, `memory`'s."""
         memory = self.memory(enc, mask)
-        if self.combine is None or self._feeds_context:
+        if not self._premixes:
             return memory
-        return memory._replace(values=enc.states @ self.combine.weight[:, : enc.states.shape[-1]].T)
+        return memory._replace(values=enc.states @ self.combine.weight[:, : self.attention.context_size].T)
 
     def init_state(self, enc: EncoderOutput) -> PyTree:
         zeros = tuple(c.init_state() for c in self.cells)
@@ -143,8 +167,8 @@ class RecurrentDecoder(Decoder):
     def _readout(
         self, hidden: Array, context: Array | None, key: PRNGKeyArray | None, *, premixed: bool = False
     ) -> Array:
-        """Logits from top states ``[..., hidden]`` and contexts ``[..., memory]`` (``[..., hidden]``,
-        already through ``W_cc``, where they come from `search_memory`)."""
+        """Logits from top states ``[..., hidden]`` and contexts ``[..., context_size]`` (``[..., hidden]``,
+        already through ``W_cc``, where they come from `search_memory`'s premixed values)."""
         if premixed:
             own = self.combine.weight[:, self.combine.weight.shape[1] - self.hidden_size :]
             hidden = jnp.tanh(context + hidden @ own.T + self.combine.bias)
@@ -157,13 +181,14 @@ class RecurrentDecoder(Decoder):
     def step(
         self, token: Int[Array, ""], state: PyTree, memory: Memory, *, key: PRNGKeyArray | None = None
     ) -> tuple[Float[Array, " vocab"], PyTree]:
-        k_emb, k_layers, k_out = _split(key, 3)
-        x = self.embedder(token[None], key=k_emb)[0]
-        context = None
-        if self._feeds_context:
-            context, _ = self.attention(self.cells[-1].output(state[-1]), memory)
-            x = jnp.concatenate([x, context])
-        return self._step_projected(self.cells[0].project(x), state, memory, context, k_layers, k_out)
+        with jax.named_scope("recurrent-decoder.step"):
+            k_emb, k_layers, k_out = _split(key, 3)
+            x = self.embedder(token[None], key=k_emb)[0]
+            context = None
+            if self._feeds_context:
+                context, _ = self.attention(self.cells[-1].output(state[-1]), memory)
+                x = jnp.concatenate([x, context])
+            return self._step_projected(self.cells[0].project(x), state, memory, context, k_layers, k_out)
 
     def _step_projected(
         self,
@@ -199,7 +224,7 @@ class RecurrentDecoder(Decoder):
             project = lambda token: table[token]
         else:
             project = lambda token: first.project(self.embedder(token[None])[0])
-        premixed = self.combine is not None
+        premixed = self._premixes
 
         def step(token: Array, state: tuple, memory: Memory) -> tuple[Array, tuple]:
             return self._step_projected(project(token), state, memory, None, premixed=premixed)
@@ -214,17 +239,19 @@ class RecurrentDecoder(Decoder):
         *,
         key: PRNGKeyArray | None = None,
     ) -> DecoderOutput:
-        k_emb, k_layers, k_out = _split(key, 3)
-        state = self.init_state(enc)
-        xs = self.embedder(tokens, key=k_emb)
-        if self.attention is not None and self.attention.reads_previous_state:
-            hidden, contexts, weights = self._scan_feeding(xs, state, memory, k_layers)
-        else:
-            hidden = self._run_layers(xs, state, k_layers)
-            contexts = weights = None
-            if self.attention is not None:
-                contexts, weights = jax.vmap(self.attention, in_axes=(0, None))(hidden, memory)
-        return DecoderOutput(logits=self._readout(hidden, contexts, k_out), attention=weights)
+        with jax.named_scope("recurrent-decoder"):
+            k_emb, k_layers, k_out = _split(key, 3)
+            state = self.init_state(enc)
+            xs = self.embedder(tokens, key=k_emb)
+            if self._feeds_context:
+                hidden, contexts, weights = self._scan_feeding(xs, state, memory, k_layers)
+            else:
+                hidden = self._run_layers(xs, state, k_layers)
+                contexts = weights = None
+                if self.attention is not None:
+                    contexts, weights = jax.vmap(self.attention, in_axes=(0, None))(hidden, memory)
+            weights = None if weights is None else _over_heads(weights)
+            return DecoderOutput(logits=self._readout(hidden, contexts, k_out), attention=weights)
 
     def _run_layers(self, xs: Array, state: tuple, key: PRNGKeyArray | None) -> Array:
         """Teacher forcing without context feeding: layer by layer over all positions."""

@@ -17,14 +17,9 @@ import jax
 import numpy as np
 import optax
 
-from zoo.building.builder import build
-from zoo.data.tasks import digit_vocab, reversal_pairs
-from zoo.naming.domains import argument_type
-from zoo.building.files import output_path
-from zoo.training.recipes import seed_type
-from zoo.training.trainer import train
-from zoo.building.weights import load, save
+from zoo.plugin_api import argument_type, build, load, output_path, save, seed_type, train
 from zoo_seq2seq.data import encode_sources, pair_batches
+from zoo_seq2seq.tasks import digit_vocab, reversal_pairs
 
 __all__ = ["alignment_table", "run"]
 

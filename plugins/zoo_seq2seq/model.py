@@ -10,9 +10,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from zoo.building.builder import build_component
-from zoo.data.vocab import Vocabularies
-from zoo.interfaces import (
+from zoo.plugin_api import (
     Decoder,
     DecoderOutput,
     DecoderStrategy,
@@ -22,8 +20,10 @@ from zoo.interfaces import (
     Hypotheses,
     Memory,
     Model,
+    ModelSpec,
+    Vocabularies,
+    build_component,
 )
-from zoo.naming.spec import ModelSpec
 
 __all__ = ["Seq2Seq", "reverse_valid"]
 

@@ -10,16 +10,20 @@ import jax
 import numpy as np
 import optax
 
-from zoo.building.builder import build
-from zoo.data.tasks import TASKS, get_task
-from zoo.data.tokenize import get_tokenizer
-from zoo.data.vocab import Vocab
-from zoo.naming.domains import argument_type
-from zoo.errors import DataError
-from zoo.training.recipes import add_common_arguments, add_encoding_argument, resolve_spec
-from zoo.training.trainer import train
-from zoo.building.weights import save
+from zoo.plugin_api import (
+    DataError,
+    Vocab,
+    add_common_arguments,
+    add_encoding_argument,
+    argument_type,
+    build,
+    get_tokenizer,
+    resolve_spec,
+    save,
+    train,
+)
 from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches, read_pairs
+from zoo_seq2seq.tasks import TASKS, get_task
 
 __all__ = ["Seq2SeqRecipe", "exact_match", "recipe"]
 

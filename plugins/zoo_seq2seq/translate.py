@@ -7,9 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zoo.data.batching import pad_sequences
-from zoo.data.text import detokenize
-from zoo.data.tokenize import get_tokenizer
+from zoo.plugin_api import detokenize, get_tokenizer, pad_sequences
 
 __all__ = ["Translation", "replace_unknowns", "translate_texts"]
 

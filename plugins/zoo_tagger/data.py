@@ -8,11 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from zoo.data.batching import SequenceBatches, bucket_boundaries
-from zoo.data.chars import SpelledBatches
-from zoo.data.textfile import MAX_LINE_CHARS, open_text, read_lines
-from zoo.data.vocab import Vocab
-from zoo.errors import DataError
+from zoo.plugin_api import (
+    MAX_LINE_CHARS,
+    DataError,
+    SequenceBatches,
+    SpelledBatches,
+    Vocab,
+    bucket_boundaries,
+    open_text,
+    read_lines,
+)
 
 __all__ = [
     "TaggedSentences",

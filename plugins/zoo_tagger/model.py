@@ -11,16 +11,23 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-from zoo.building.builder import build_from_spec
-from zoo.data.batching import pad_sequences
-from zoo.data.chars import NUM_CHARS, encode_sentences
-from zoo.data.vocab import Vocabularies
-from zoo.errors import DataError, RecordError
-from zoo.training.freezing import frozen
-from zoo.interfaces import ContextualEmbedder, Embedder, Encoder, Model
-from zoo.nn import dropout as apply_dropout
-from zoo.nn import scalar_mix
-from zoo.naming.spec import ModelSpec
+from zoo.plugin_api import (
+    NUM_CHARS,
+    ContextualEmbedder,
+    DataError,
+    Embedder,
+    Encoder,
+    Model,
+    ModelSpec,
+    RecordError,
+    Vocabularies,
+    build_from_spec,
+    encode_sentences,
+    frozen,
+    pad_sequences,
+    scalar_mix,
+)
+from zoo.plugin_api import dropout as apply_dropout
 
 __all__ = ["Tagger", "with_context"]
 

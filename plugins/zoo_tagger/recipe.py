@@ -12,11 +12,16 @@ import numpy as np
 import optax
 
 import zoo
-from zoo.naming.domains import argument_type
-from zoo.errors import DataError
-from zoo.training.freezing import skip_frozen
-from zoo.training.recipes import add_common_arguments, add_encoding_argument, resolve_spec
-from zoo.training.selection import KeepBest, StopTraining
+from zoo.plugin_api import (
+    DataError,
+    KeepBest,
+    StopTraining,
+    add_common_arguments,
+    add_encoding_argument,
+    argument_type,
+    resolve_spec,
+    skip_frozen,
+)
 from zoo_tagger.data import TaggedSentences, read_tagged, tag_vocab, tagging_batches, word_vocab
 from zoo_tagger.model import with_context
 

@@ -9,11 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zoo.data.batching import SequenceBatches
-from zoo.data.textfile import MAX_LINE_CHARS, read_lines
-from zoo.data.tokenize import get_tokenizer
-from zoo.data.vocab import Vocab
-from zoo.errors import DataError
+from zoo.plugin_api import MAX_LINE_CHARS, DataError, SequenceBatches, Vocab, get_tokenizer, read_lines
 
 __all__ = [
     "LabelledBatches",

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
-from zoo.interfaces import Encoder, EncoderOutput
+from zoo.plugin_api import Encoder, EncoderOutput
 
 __all__ = ["CNNEncoder", "Highway"]
 

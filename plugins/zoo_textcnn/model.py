@@ -10,13 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from zoo.data.batching import pad_sequences
-from zoo.data.vocab import Vocabularies
-from zoo.errors import DataError
-from zoo.training.freezing import frozen
-from zoo.interfaces import Embedder, Encoder, Model
-from zoo.nn import dropout as apply_dropout
-from zoo.naming.spec import ModelSpec
+from zoo.plugin_api import DataError, Embedder, Encoder, Model, ModelSpec, Vocabularies, frozen, pad_sequences
+from zoo.plugin_api import dropout as apply_dropout
 from zoo_textcnn.data import LEGACY_TOKENIZER, tokenize
 
 __all__ = ["TextCNN"]

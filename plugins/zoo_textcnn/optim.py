@@ -9,7 +9,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import optax
 
-from zoo.training.freezing import skip_frozen
+from zoo.plugin_api import skip_frozen
 
 __all__ = ["kim_optimizer", "max_norm"]
 

@@ -1,7 +1,6 @@
 """Entry points of the convolutional plugins (tables in zoo's registry.toml)."""
 
-from zoo.naming.catalogue import CataloguePlugin
-from zoo.naming.hookspecs import hookimpl
+from zoo.plugin_api import CataloguePlugin, hookimpl
 
 
 class TextCNNPlugin(CataloguePlugin):

@@ -17,10 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zoo.data.vocab import Vocab
-from zoo.errors import DataError
-from zoo.interfaces import Embedder
-from zoo.vectors import KeyedVectors
+from zoo.plugin_api import DataError, Embedder, KeyedVectors, Vocab
 
 __all__ = ["Coverage", "initialise_embeddings", "vectors_of"]
 

@@ -11,11 +11,15 @@ import jax
 import numpy as np
 
 import zoo
-from zoo.data.vocab import Vocab
-from zoo.naming.domains import argument_type
-from zoo.errors import DataError
-from zoo.training.recipes import add_common_arguments, add_encoding_argument
-from zoo.training.selection import KeepBest, StopTraining
+from zoo.plugin_api import (
+    DataError,
+    KeepBest,
+    StopTraining,
+    Vocab,
+    add_common_arguments,
+    add_encoding_argument,
+    argument_type,
+)
 from zoo_textcnn.data import (
     LEGACY_TOKENIZER,
     LabelledBatches,

@@ -1,1 +1,1 @@
-"""Word2vec plugins: skip-gram and CBOW with negative sampling."""
+"""The word2vec family: skip-gram, CBOW and FastText with negative sampling, one sampler and one training loop."""

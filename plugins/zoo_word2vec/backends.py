@@ -1,4 +1,4 @@
-"""Runners: what trains a word2vec model on one job (see `zoo_word2vec.training`).
+"""Runners: what trains a word2vec-family model on one job (see `zoo_word2vec.training`).
 
 - `NumbaRunner`: the compiled CPU kernels (`zoo_word2vec.kernels`), updating
   NumPy copies of the matrices in place from several threads (numba, a regular
@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zoo.errors import DataError
+from zoo.plugin_api import DataError
 from zoo_word2vec.sampling import alias_table, keep_thresholds, noise_distribution
 
 __all__ = ["BACKENDS", "JaxRunner", "NumbaRunner", "SamplingTables", "choose_backend", "numba_available"]
@@ -120,6 +120,10 @@ class NumbaRunner:
             np.uint64(seed),
         )
 
+    def snapshot(self) -> Any:
+        """The model with the runner's matrices as they are (not copied: call it while no job runs)."""
+        return _with_matrices(self._model, self.syn0, self.syn1)
+
     def finish(self) -> Any:
         """The trained model; on the CPU it adopts the runner's buffers, so the runner is done with them."""
         # from_dlpack keeps the arrays on the CPU device: elsewhere they go to the default device
@@ -172,6 +176,10 @@ class JaxRunner:
             jnp.float32(alpha_end),
         )
         return loss, count, int(np.count_nonzero(job >= 0))
+
+    def snapshot(self) -> Any:
+        """The model with host copies of the matrices trained so far (the next step donates its own)."""
+        return _with_matrices(self._model, *(np.array(p) for p in self._params))
 
     def finish(self) -> Any:
         return _with_matrices(self._model, *self._params)

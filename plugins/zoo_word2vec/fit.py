@@ -5,26 +5,42 @@ from zoo_word2vec.fit import build_vocab, fit
 
 vocab = build_vocab("corpus.txt.gz", min_count=5)
 model = zoo.build("word2vec-skipgram", vocab=vocab, key=jax.random.key(0), embedding_size=100)
-model, stats = fit(model, "corpus.txt.gz", threads=2)
+model, stats = fit(model, "corpus.txt.gz", threads=2, checkpoint="run.ckpt.safetensors", resume=True)
 print(stats.words_per_s, stats.history[-1]["loss"])
+
+`fit` chooses what trains each algorithm (`make_runner`): the models themselves
+only hold parameters and score batches.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple
 
-import equinox as eqx
-import jax
-import jax.numpy as jnp
+import numpy as np
 
-from zoo.data.corpus import build_word_vocab, count_tokens
-from zoo.data.vocab import Vocab
-from zoo.errors import DataError
-from zoo_word2vec.backends import SamplingTables, choose_backend
-from zoo_word2vec.training import Corpus, TrainStats, diverged, encode_corpus, run_epochs
+from zoo.plugin_api import DataError, Vocab, build_word_vocab, count_tokens, load_checkpoint
+from zoo_word2vec import fasttext_step, jax_step
+from zoo_word2vec.backends import JaxRunner, NumbaRunner, SamplingTables, choose_backend
+from zoo_word2vec.fasttext_model import FastText
+from zoo_word2vec.model import CBOW, SkipGram
+from zoo_word2vec.training import (
+    Checkpointing,
+    Corpus,
+    Position,
+    Resume,
+    Runner,
+    TrainStats,
+    all_finite,
+    diverged,
+    encode_corpus,
+    run_epochs,
+)
 
-__all__ = ["all_finite", "build_vocab", "default_threads", "fit"]
+__all__ = ["all_finite", "build_vocab", "default_threads", "fit", "make_runner"]
 
 
 def default_threads() -> int:
@@ -49,6 +65,43 @@ def build_vocab(
     return build_word_vocab(counts, min_count=min_count, max_vocab=max_vocab)
 
 
+class _Algorithm(NamedTuple):
+    """How one model class trains: its kernel in `zoo_word2vec.kernels`, its JAX step builder
+    ``(window=, negative=, job_words=, batch_windows=) -> step``, and the arrays both also read."""
+
+    kernel: str
+    make_step: Callable[..., Any]
+    extra: Callable[[Any], tuple]
+
+
+_ALGORITHMS: dict[type, _Algorithm] = {
+    SkipGram: _Algorithm("skipgram_job", partial(jax_step.make_step, cbow=False), lambda m: ()),
+    CBOW: _Algorithm("cbow_job", partial(jax_step.make_step, cbow=True), lambda m: ()),
+    FastText: _Algorithm(
+        "fasttext_job", fasttext_step.make_step, lambda m: (np.asarray(m.subwords), np.asarray(m.subword_counts))
+    ),
+}
+
+
+def make_runner(model: Any, backend: str, tables: SamplingTables, *, job_words: int) -> Runner:
+    """What trains `model` on corpus jobs: its algorithm's numba kernel (``backend="numba"``)
+    or its jit-compiled JAX step (``"jax"``)."""
+    algorithm = _ALGORITHMS.get(type(model))
+    if algorithm is None:
+        names = ", ".join(sorted(cls.__name__ for cls in _ALGORITHMS))
+        raise DataError(
+            f"fit trains {names} models (word2vec-skipgram, word2vec-cbow, fasttext), not a {type(model).__name__}"
+        )
+    extra = algorithm.extra(model)
+    if backend == "numba":
+        from zoo_word2vec import kernels
+
+        return NumbaRunner(model, tables, getattr(kernels, algorithm.kernel), extra)
+    window, negative = int(model.spec["window"]), int(model.spec["negative"])
+    build = partial(algorithm.make_step, window=window, negative=negative)
+    return JaxRunner(model, tables, build, job_words=job_words, extra=extra)
+
+
 def fit(
     model: Any,
     corpus: Corpus,
@@ -62,6 +115,11 @@ def fit(
     job_words: int = 10_000,
     progress: bool = True,
     description: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int | None = None,
+    checkpoint_seconds: float | None = None,
+    resume: bool = False,
+    on_job: Callable[[Position], None] | None = None,
 ) -> tuple[Any, TrainStats]:
     """Train `model` (built with a ``words`` vocabulary that has counts) on `corpus`.
 
@@ -79,10 +137,18 @@ def fit(
       more than one, updates race as in word2vec.c (Hogwild) and a run is not
       bit-for-bit repeatable; with one, or with JAX, it is, for a given `seed`.
     - `job_words`: words per job (one kernel call or one compiled step).
+    - `checkpoint`: a file for the training state (zoo's checkpoint format, its model
+      readable with `zoo.load`), written every `checkpoint_every` jobs and every
+      `checkpoint_seconds` seconds (either or both), and at the end.
+    - `resume`: go on from `checkpoint` if it exists (it must come from the same model
+      settings, vocabulary, corpus, `seed` and `job_words`); with one thread or JAX the
+      result equals a run that was never stopped.
+    - `on_job(position)`: called after each job (see `zoo_word2vec.training.run_epochs`).
 
     **Returns:** ``(trained model, TrainStats)``; `model` itself is left as it was.
 
-    Raises `TrainingDiverged` if the loss, or any trained parameter, becomes NaN or infinite.
+    Raises `TrainingDiverged` if the loss, or any trained parameter, becomes NaN or infinite;
+    a checkpoint is only written while every value is finite.
     """
     vocabs = getattr(model, "vocabs", None) or {}
     if "words" not in vocabs or vocabs["words"].counts is None:
@@ -91,11 +157,19 @@ def fit(
             "the counts drive subsampling and the noise distribution"
         )
     p, name = model.spec.params, model.spec.name
+    saving = None
+    if checkpoint is not None:
+        saving = Checkpointing(Path(checkpoint), checkpoint_every, checkpoint_seconds)
+    start = None
+    if resume and checkpoint is not None and Path(checkpoint).exists():
+        saved = load_checkpoint(checkpoint, None, model_like=model)
+        start = Resume.from_checkpoint(checkpoint, saved)
+        model = saved.model
     vocab = vocabs["words"]
     tables = SamplingTables(vocab.counts, p["sample"], p["ns_exponent"])
     backend = choose_backend(backend)
     threads = default_threads() if threads is None else threads
-    runner = model.make_runner(backend, tables, job_words=job_words)
+    runner = make_runner(model, backend, tables, job_words=job_words)
     del model  # the runner trains its own copies: a caller that keeps no reference frees the initial ones
     with encode_corpus(corpus, vocab, tokenizer, encoding=encoding, errors=errors) as encoded:
         stats = run_epochs(
@@ -109,15 +183,12 @@ def fit(
             job_words=job_words,
             progress=progress,
             description=description or name,
+            on_job=on_job,
+            checkpoint=saving,
+            resume=start,
         )
     stats.backend, stats.threads = backend, threads if backend == "numba" else 0
     trained = runner.finish()
     if not all_finite(trained):
         raise diverged("the trained vectors", f"after {len(stats.history)} epoch(s)", p["alpha"])
     return trained, stats
-
-
-def all_finite(model: Any) -> bool:
-    """Whether every floating-point array of `model` holds only finite values (one reduction per array)."""
-    arrays = jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array))
-    return all(bool(jnp.all(jnp.isfinite(a))) for a in arrays)

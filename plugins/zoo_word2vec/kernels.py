@@ -1,4 +1,4 @@
-"""Compiled CPU kernels for word2vec training (numba, the optional ``fast`` extra).
+"""Compiled CPU kernels of the family: skip-gram, CBOW and FastText (numba).
 
 One call trains on one job: a slice of the encoded corpus (word ids, -1 between
 sentences) with plain sequential SGD, word2vec.c style. The kernels release the
@@ -9,6 +9,12 @@ Per job they do everything in compiled code: subsampling, the dynamic window,
 drawing negatives from the alias table, the updates, and the loss. Randomness is
 a splitmix64 stream seeded per job, so a job's draws do not depend on which
 thread runs it or when.
+
+FastText's kernel is skip-gram with a composed center: per center word its
+vector (the mean of its word and n-gram rows) is computed once; each context
+word in the window is then a positive against K noise words, updating the
+output rows; the accumulated input gradient goes, whole, to every one of the
+center's rows at the end, as fastText applies it.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["cbow_job", "skipgram_job", "splitmix64"]
+__all__ = ["cbow_job", "draw_noise", "fasttext_job", "negative_sampling", "next_sentence", "skipgram_job", "splitmix64"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -56,7 +62,7 @@ def splitmix64(state: np.uint64) -> tuple[np.uint64, np.uint64]:
 
 
 @njit(nogil=True, inline="always")
-def _draw_noise(state, alias_threshold, alias_index):
+def draw_noise(state, alias_threshold, alias_index):
     """A word from the alias table: low 32 bits pick a bucket, high 32 bits the side."""
     state, bits = splitmix64(state)
     size = np.uint64(alias_index.shape[0])
@@ -84,7 +90,7 @@ def _logistic_step(f, label, alpha):
 
 
 @njit(nogil=True, inline="always")
-def _negative_sampling(hidden, grad_hidden, syn1, target, negative, alpha, state, alias_threshold, alias_index):
+def negative_sampling(hidden, grad_hidden, syn1, target, negative, alpha, state, alias_threshold, alias_index):
     """Update output rows for one positive `target` and `negative` noise words.
 
     Adds ``d loss / d hidden`` (times -alpha) into `grad_hidden`; returns ``(state, loss)``.
@@ -95,7 +101,7 @@ def _negative_sampling(hidden, grad_hidden, syn1, target, negative, alpha, state
         if d == 0:
             word, label = target, 1.0
         else:
-            state, word = _draw_noise(state, alias_threshold, alias_index)
+            state, word = draw_noise(state, alias_threshold, alias_index)
             if word == target:
                 continue
             label = 0.0
@@ -113,7 +119,7 @@ def _negative_sampling(hidden, grad_hidden, syn1, target, negative, alpha, state
 
 
 @njit(nogil=True, inline="always")
-def _next_sentence(words, start, keep_threshold, state, kept):
+def next_sentence(words, start, keep_threshold, state, kept):
     """Subsample the sentence at ``words[start:]`` into `kept`; return ``(end, n_kept, state, n_raw)``."""
     n, end, n_kept = words.shape[0], start, 0
     while end < n and words[end] >= 0:
@@ -159,7 +165,7 @@ def skipgram_job(
     loss, pairs, raw, start = 0.0, 0, 0, 0
     while start < n:
         alpha = alpha_start + (alpha_end - alpha_start) * (start / n)
-        end, n_kept, state, n_raw = _next_sentence(words, start, keep_threshold, state, kept)
+        end, n_kept, state, n_raw = next_sentence(words, start, keep_threshold, state, kept)
         raw += n_raw
         start = end + 1
         for i in range(n_kept):
@@ -170,7 +176,7 @@ def skipgram_job(
                 continue
             outputs[0] = kept[i]
             for d in range(1, negative + 1):
-                state, outputs[d] = _draw_noise(state, alias_threshold, alias_index)
+                state, outputs[d] = draw_noise(state, alias_threshold, alias_index)
             loss += _window_block(syn0, syn1, kept, lo, hi, i, outputs, grad_in, grad_out, alpha)
             pairs += hi - lo - 1
     return loss, pairs, raw
@@ -240,7 +246,7 @@ def cbow_job(
     loss, examples, raw, start = 0.0, 0, 0, 0
     while start < n:
         alpha = alpha_start + (alpha_end - alpha_start) * (start / n)
-        end, n_kept, state, n_raw = _next_sentence(words, start, keep_threshold, state, kept)
+        end, n_kept, state, n_raw = next_sentence(words, start, keep_threshold, state, kept)
         raw += n_raw
         start = end + 1
         for i in range(n_kept):
@@ -260,7 +266,7 @@ def cbow_job(
             for k in range(dim):
                 hidden[k] *= scale
             grad[:] = 0.0
-            state, example_loss = _negative_sampling(
+            state, example_loss = negative_sampling(
                 hidden, grad, syn1, kept[i], negative, alpha, state, alias_threshold, alias_index
             )
             loss += example_loss
@@ -271,3 +277,71 @@ def cbow_job(
                     for k in range(dim):
                         row[k] += grad[k]
     return loss, examples, raw
+
+
+@njit(nogil=True, fastmath=True, cache=True)
+def fasttext_job(
+    syn0,
+    syn1,
+    subwords,
+    subword_counts,
+    words,
+    keep_threshold,
+    alias_threshold,
+    alias_index,
+    window,
+    negative,
+    alpha_start,
+    alpha_end,
+    seed,
+):
+    """FastText skip-gram over one job; returns ``(loss_sum, pairs, raw_words)``.
+
+    **Arguments:**
+
+    - `syn0`: ``[V + buckets, D]`` input rows; `syn1`: ``[V, D]`` output rows (in place).
+    - `subwords`: ``[V, S]`` each word's input rows (padded); `subword_counts`: ``[V]``.
+    - the rest as `skipgram_job`.
+    """
+    state = np.uint64(seed)
+    dim = syn0.shape[1]
+    kept = np.empty(words.shape[0], dtype=np.int64)
+    hidden = np.empty(dim, dtype=np.float32)
+    grad = np.empty(dim, dtype=np.float32)
+    n = words.shape[0]
+    loss, pairs, raw, start = 0.0, 0, 0, 0
+    while start < n:
+        alpha = alpha_start + (alpha_end - alpha_start) * (start / n)
+        end, n_kept, state, n_raw = next_sentence(words, start, keep_threshold, state, kept)
+        raw += n_raw
+        start = end + 1
+        for i in range(n_kept):
+            state, bits = splitmix64(state)
+            reach = window - np.int64(bits % np.uint64(window))
+            lo, hi = max(0, i - reach), min(n_kept, i + reach + 1)
+            if hi - lo < 2:
+                continue
+            word = kept[i]
+            count = subword_counts[word]
+            hidden[:] = 0.0
+            for s in range(count):
+                row = syn0[subwords[word, s]]
+                for k in range(dim):
+                    hidden[k] += row[k]
+            scale = np.float32(1.0 / count)
+            for k in range(dim):
+                hidden[k] *= scale
+            grad[:] = 0.0
+            for j in range(lo, hi):
+                if j == i:
+                    continue
+                state, pair_loss = negative_sampling(
+                    hidden, grad, syn1, kept[j], negative, alpha, state, alias_threshold, alias_index
+                )
+                loss += pair_loss
+                pairs += 1
+            for s in range(count):
+                row = syn0[subwords[word, s]]
+                for k in range(dim):
+                    row[k] += grad[k]
+    return loss, pairs, raw

@@ -24,18 +24,25 @@ averaged over positive pairs (skip-gram) or windows (CBOW).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import ClassVar
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from zoo.data.vocab import Vocabularies
-from zoo.interfaces import Embedder, Model
-from zoo.naming.spec import ModelSpec
+from zoo.plugin_api import Embedder, Model, ModelSpec, Vocabularies
 
-__all__ = ["CBOW", "SkipGram", "cbow_block_loss", "init_matrices", "skipgram_block_loss", "window_example_batch"]
+__all__ = [
+    "CBOW",
+    "AbstractWord2Vec",
+    "SkipGram",
+    "cbow_block_loss",
+    "init_matrices",
+    "skipgram_block_loss",
+    "window_example_batch",
+    "window_loss",
+]
 
 
 def init_matrices(
@@ -103,56 +110,10 @@ def window_example_batch(
     }
 
 
-class _Word2VecBase(Model, Embedder):
-    """Shared fields of skip-gram and CBOW (abstract: not registered)."""
-
-    input: eqx.AbstractVar[Float[Array, "vocab dim"]]
-    output: eqx.AbstractVar[Float[Array, "vocab dim"]]
-    num_embeddings: eqx.AbstractVar[int]
-
-    def __call__(
-        self, ids: Int[Array, " seq"], mask: Bool[Array, " seq"] | None = None, *, key: PRNGKeyArray | None = None
-    ) -> Float[Array, "seq dim"]:
-        """The input vectors of `ids` ``[seq]`` -> ``[seq, dim]``."""
-        return jnp.take(self.input, ids, axis=0)
-
-    def vectors(self) -> Float[Array, "vocab dim"]:
-        """The input matrix ``[vocab, dim]``: the word vectors."""
-        return self.input
-
-    def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
-        """Random window blocks with this model's vocabulary, window and negatives (see `window_example_batch`)."""
-        window, negative = self.spec["window"], self.spec["negative"]
-        size = self.num_embeddings
-        return window_example_batch(size, window, negative, key=key, batch_size=batch_size, length=length)
-
-    def make_runner(self, backend: str, tables: Any, *, job_words: int) -> Any:
-        """What trains this model on corpus jobs (see `zoo_word2vec.fit`)."""
-        from zoo_word2vec.backends import JaxRunner, NumbaRunner
-
-        cbow = isinstance(self, CBOW)
-        if backend == "numba":
-            from zoo_word2vec import kernels
-
-            return NumbaRunner(self, tables, kernels.cbow_job if cbow else kernels.skipgram_job)
-        from zoo_word2vec.jax_step import make_step
-
-        window, negative = self.spec["window"], self.spec["negative"]
-        build = lambda **sizes: make_step(window=window, negative=negative, cbow=cbow, **sizes)
-        return JaxRunner(self, tables, build, job_words=job_words)
-
-
-def _batch_loss(model: _Word2VecBase, batch: Mapping[str, Array], block_loss, per_pair: bool) -> Float[Array, ""]:
-    context = jnp.take(model.input, batch["inputs"], axis=0)
-    output = jnp.take(model.output, batch["outputs"], axis=0)
-    mask = batch["input_mask"]
-    total = jnp.sum(jax.vmap(block_loss)(context, mask, output, batch["outputs"]))
-    count = jnp.sum(mask) if per_pair else jnp.sum(jnp.any(mask, axis=-1))
-    return total / jnp.maximum(count, 1)
-
-
-class SkipGram(_Word2VecBase):
-    """Skip-gram with negative sampling: each word predicts the words around it.
+class AbstractWord2Vec(Model, Embedder):
+    """What skip-gram and CBOW share: the two matrices, their construction, the
+    embedding, the window-block batches. A subclass says only how a batch is scored
+    (`loss`), as equinox's ``Conv1d`` only fixes what ``Conv`` leaves open.
 
     **Hyperparameters** (``spec.params``): `vocab_size`, `embedding_size`; training settings
     kept with the model: `window` (maximal; each center draws 1..window),
@@ -168,34 +129,61 @@ class SkipGram(_Word2VecBase):
     spec: ModelSpec = eqx.field(static=True)
     vocabs: Vocabularies = eqx.field(static=True)
 
+    scope: ClassVar[str]
+    """The name of the subclass's ops in a profile (`jax.named_scope`)."""
+
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
         self.input, self.output = init_matrices(p["vocab_size"], p["embedding_size"], p["output_init"], key=key)
         self.num_embeddings, self.embedding_size = p["vocab_size"], p["embedding_size"]
         self.spec, self.vocabs = spec, vocabs
+
+    def __call__(
+        self, ids: Int[Array, " seq"], mask: Bool[Array, " seq"] | None = None, *, key: PRNGKeyArray | None = None
+    ) -> Float[Array, "seq dim"]:
+        """The input vectors of `ids` ``[seq]`` -> ``[seq, dim]``."""
+        with jax.named_scope(self.scope):
+            return jnp.take(self.input, ids, axis=0)
+
+    def vectors(self) -> Float[Array, "vocab dim"]:
+        """The input matrix ``[vocab, dim]``: the word vectors."""
+        return self.input
+
+    def example_batch(self, *, key: PRNGKeyArray, batch_size: int = 3, length: int = 8) -> dict[str, Array]:
+        """Random window blocks with this model's vocabulary, window and negatives (see `window_example_batch`)."""
+        window, negative = self.spec["window"], self.spec["negative"]
+        size = self.num_embeddings
+        return window_example_batch(size, window, negative, key=key, batch_size=batch_size, length=length)
+
+
+def window_loss(model: AbstractWord2Vec, batch: Mapping[str, Array], block_loss, *, per_pair: bool) -> Float[Array, ""]:
+    """`block_loss` summed over the batch's window blocks, divided by the positive pairs
+    (`per_pair`) or by the windows with at least one context word."""
+    context = jnp.take(model.input, batch["inputs"], axis=0)
+    output = jnp.take(model.output, batch["outputs"], axis=0)
+    mask = batch["input_mask"]
+    total = jnp.sum(jax.vmap(block_loss)(context, mask, output, batch["outputs"]))
+    count = jnp.sum(mask) if per_pair else jnp.sum(jnp.any(mask, axis=-1))
+    return total / jnp.maximum(count, 1)
+
+
+class SkipGram(AbstractWord2Vec):
+    """Skip-gram with negative sampling: each word predicts the words around it.
+    Hyperparameters as `AbstractWord2Vec`."""
+
+    scope = "word2vec-skipgram"
 
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean negative-sampling loss per (context, center) pair of the batch's window blocks."""
-        return _batch_loss(self, batch, skipgram_block_loss, per_pair=True)
+        return window_loss(self, batch, skipgram_block_loss, per_pair=True)
 
 
-class CBOW(_Word2VecBase):
+class CBOW(AbstractWord2Vec):
     """Continuous bag of words with negative sampling: the mean of the context
-    vectors predicts the center word. Hyperparameters as `SkipGram`."""
+    vectors predicts the center word. Hyperparameters as `AbstractWord2Vec`."""
 
-    input: Float[Array, "vocab dim"]
-    output: Float[Array, "vocab dim"]
-    num_embeddings: int = eqx.field(static=True)
-    embedding_size: int = eqx.field(static=True)
-    spec: ModelSpec = eqx.field(static=True)
-    vocabs: Vocabularies = eqx.field(static=True)
-
-    def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
-        p = spec.params
-        self.input, self.output = init_matrices(p["vocab_size"], p["embedding_size"], p["output_init"], key=key)
-        self.num_embeddings, self.embedding_size = p["vocab_size"], p["embedding_size"]
-        self.spec, self.vocabs = spec, vocabs
+    scope = "word2vec-cbow"
 
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean negative-sampling loss per window with at least one context word."""
-        return _batch_loss(self, batch, cbow_block_loss, per_pair=False)
+        return window_loss(self, batch, cbow_block_loss, per_pair=False)

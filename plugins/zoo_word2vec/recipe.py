@@ -10,10 +10,11 @@ from typing import Any
 import jax
 
 import zoo
-from zoo.naming.domains import argument_type
-from zoo.training.recipes import (
+from zoo.plugin_api import (
+    add_checkpoint_arguments,
     add_corpus_arguments,
     add_hyperparameter_argument,
+    argument_type,
     corpus_vocabulary,
     output_path,
     resolve_spec,
@@ -21,7 +22,10 @@ from zoo.training.recipes import (
 )
 from zoo_word2vec.backends import BACKENDS
 
-__all__ = ["EmbeddingRecipe", "recipe"]
+__all__ = ["JOB_WORDS", "EmbeddingRecipe", "recipe"]
+
+JOB_WORDS = 10_000
+"""Corpus words per job (one kernel call or compiled step); checkpoints fall between jobs."""
 
 # option -> type; each sets the hyperparameter of its name (--dim: embedding_size), checked by the model's domain;
 # left out, an option keeps the architecture's (or preset's) value
@@ -58,6 +62,13 @@ class EmbeddingRecipe:
         parser.add_argument("--seed", type=seed_type, default=0, help="initialisation and sampling seed")
         parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any other hyperparameter")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
+        add_checkpoint_arguments(parser, every=1000, unit=f"jobs of {JOB_WORDS:,} words")
+        parser.add_argument(
+            "--checkpoint-seconds",
+            type=argument_type("(0, inf)", float),
+            default=None,
+            help="also write --checkpoint every S seconds",
+        )
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         resolve_spec(name, options, overrides)
@@ -75,8 +86,19 @@ class EmbeddingRecipe:
             tokenizer=options.tokenizer,
             encoding=options.encoding,
             progress=not options.quiet,
+            job_words=JOB_WORDS,
+            checkpoint=options.checkpoint,
+            checkpoint_every=options.checkpoint_every,
+            checkpoint_seconds=options.checkpoint_seconds,
+            resume=options.resume,
         )
-        last = stats.history[-1]
+        if stats.resumed is not None:
+            at = stats.resumed
+            print(
+                f"resumed from {options.checkpoint}: epoch {at.epoch + 1}, job {at.job}, {at.words:,} words done",
+                file=sys.stderr,
+            )
+        last = stats.history[-1] if stats.history else {"loss": float("nan")}
         ran = f"numba kernels, {stats.threads} threads" if stats.backend == "numba" else f"{stats.backend} steps"
         print(
             f"{len(vocab)} words, {stats.words:,} trained in {stats.seconds:.1f}s "

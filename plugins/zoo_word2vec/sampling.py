@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from zoo.errors import DataError
+from zoo.plugin_api import DataError
 
 __all__ = ["AliasTable", "alias_table", "keep_probabilities", "keep_thresholds", "noise_distribution"]
 

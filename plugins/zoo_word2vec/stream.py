@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zoo.errors import DataError
+from zoo.plugin_api import DataError
 
 __all__ = ["EncodedCorpus"]
 

@@ -10,8 +10,23 @@ of all epochs, by each job's position in the corpus (not by wall-clock order),
 and every job draws its randomness from a seed derived from ``(seed, job
 index)``: with one thread, or with the JAX runner, a run is exactly repeatable.
 
-The loss is checked wherever it is reported (every half second and at each
-epoch's end): a NaN or infinite loss stops training with `TrainingDiverged`.
+The loop has the features of `zoo.train`, between jobs (the kernels run
+untouched):
+
+- **checkpoints** in zoo's atomic checkpoint format (`zoo.plugin_api.save_checkpoint`):
+  the model's matrices, the `Position` (epoch, job, the job index that seeds the
+  next job's randomness, the words done that set the learning rate) and the
+  epoch's running loss, every so many jobs or seconds and at the end. In-flight
+  jobs finish first, so a checkpoint holds exactly the jobs before its position.
+- **resume**: a run started from a checkpoint skips the jobs it holds and goes
+  on; with one thread (or JAX) it ends with exactly the vectors of a run that
+  was never stopped.
+- **a NaN guard**: the loss is checked wherever it is reported (every half
+  second and at each epoch's end) and before every checkpoint, which is written
+  only when the loss and every vector are finite; a NaN or infinite value stops
+  training with `TrainingDiverged`, naming the last checkpoint.
+- **progress**: a bar with words/s, the loss and the learning rate; one history
+  record per epoch.
 """
 
 from __future__ import annotations
@@ -23,17 +38,31 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
+import equinox as eqx
+import jax
+import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from zoo.data.corpus import iter_ids
-from zoo.data.vocab import Vocab
-from zoo.errors import DataError, TrainingDiverged
+from zoo.plugin_api import Checkpoint, DataError, TrainingDiverged, Vocab, WeightsError, iter_ids, save_checkpoint
 from zoo_word2vec.stream import EncodedCorpus
 
-__all__ = ["Runner", "TrainStats", "diverged", "encode_corpus", "job_seed", "run_epochs", "schedule"]
+__all__ = [
+    "Checkpointing",
+    "Position",
+    "Resume",
+    "Runner",
+    "TrainStats",
+    "all_finite",
+    "diverged",
+    "encode_corpus",
+    "job_seed",
+    "run_epochs",
+    "schedule",
+]
 
 Corpus = str | os.PathLike | Sequence[str | os.PathLike] | Iterable[Sequence[str]]
 
@@ -51,21 +80,110 @@ class Runner(Protocol):
         """Train on `job` (ids, -1 between sentences); return ``(loss_sum, loss_count, words)``."""
         ...
 
+    def snapshot(self) -> Any:
+        """The model with the parameters trained so far, while no job runs (for a checkpoint)."""
+        ...
+
     def finish(self) -> Any:
         """The model with the trained parameters."""
         ...
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a run stands between two jobs.
+
+    - `epoch`: the epoch under way, from 0 (`epochs` once training is done).
+    - `job`: the jobs of that epoch already trained.
+    - `jobs`: the jobs trained over all epochs; job ``i`` draws its randomness from ``job_seed(seed, i)``.
+    - `words`: the corpus words trained over all epochs; the learning rate follows them.
+    """
+
+    epoch: int = 0
+    job: int = 0
+    jobs: int = 0
+    words: int = 0
+
+
+@dataclass(frozen=True)
+class Checkpointing:
+    """Where and how often `run_epochs` writes the training state.
+
+    - `path`: the checkpoint file (zoo's checkpoint format; `zoo.load` reads its model).
+    - `every`: jobs between checkpoints, counted from the start of training (None: off).
+    - `seconds`: wall-clock seconds between checkpoints (None: off).
+
+    A checkpoint is also written at the end of training.
+    """
+
+    path: Path
+    every: int | None = None
+    seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("every", "seconds"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise DataError(f"checkpoint_{name} must be positive (or None to turn it off), got {value!r}")
+
+
+# what a checkpoint's position holds besides the `Position`: the run it belongs to, and the epoch's tally
+_RUN_KEYS = ("seed", "job_words", "corpus_words")
+_TALLY_KEYS = ("epoch_pairs", "epoch_words")
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A checkpoint to go on from: where it stands, the run that wrote it, and its epoch's tally so far."""
+
+    path: Path
+    position: Position
+    run: dict[str, int]
+    loss: float
+    pairs: int
+    words: int
+
+    @classmethod
+    def from_checkpoint(cls, path: str | os.PathLike, saved: Checkpoint) -> Resume:
+        """Read the progress of `saved` (`zoo.plugin_api.load_checkpoint` of `path`); refuse one
+        that this loop did not write."""
+        stored = dict(saved.position or {})
+        keys = ("epoch", "job", "jobs", "words", *_RUN_KEYS, *_TALLY_KEYS)
+        if set(stored) != set(keys) or set(saved.totals or {}) != {"loss"}:
+            raise WeightsError(
+                f"{path} is a checkpoint, but not of a word2vec-family run (its position has "
+                f"{sorted(stored)}): resume it with the loop that wrote it, or start afresh with another file"
+            )
+        position = Position(*(stored[k] for k in ("epoch", "job", "jobs", "words")))
+        run = {k: stored[k] for k in _RUN_KEYS}
+        loss = float(saved.totals["loss"])
+        return cls(Path(path), position, run, loss, stored["epoch_pairs"], stored["epoch_words"])
+
+    def check_run(self, run: dict[str, int]) -> None:
+        """Refuse to go on with settings other than those of the run that wrote the checkpoint."""
+        differences = [f"{k}={self.run[k]} (this run: {run[k]})" for k in _RUN_KEYS if self.run[k] != run[k]]
+        if differences:
+            what = ", ".join(differences).replace("corpus_words", "a corpus of words")
+            raise DataError(
+                f"{self.path} is a checkpoint of another run: it has {what}. Resume with the same corpus, "
+                "seed and job size, or start afresh with another checkpoint file"
+            )
 
 
 @dataclass
 class TrainStats:
     """What a training run did.
 
-    - `words`: in-vocabulary corpus words processed over all epochs (before subsampling).
+    - `words`: in-vocabulary corpus words trained by this call (before subsampling;
+      a resumed run counts only what it trained).
     - `seconds`: wall time of the epochs (corpus encoding not included).
-    - `history`: one dict per epoch: ``epoch``, ``loss`` (mean per positive pair),
-      ``words_per_s``, ``alpha`` (at the epoch's end).
+    - `history`: one dict per epoch this call finished: ``epoch``, ``loss`` (mean per
+      positive pair over the whole epoch, resumed or not), ``words_per_s``, ``alpha``
+      (at the epoch's end).
     - `backend`: the runner that trained (``"numba"`` or ``"jax"``); `threads`: the
       numba kernels' threads (0 for JAX).
+    - `resumed`: where the run started from a checkpoint (None: from the start).
+    - `checkpoints`: checkpoints written.
     """
 
     words: int = 0
@@ -73,6 +191,8 @@ class TrainStats:
     history: list[dict[str, float]] = field(default_factory=list)
     backend: str = ""
     threads: int = 0
+    resumed: Position | None = None
+    checkpoints: int = 0
 
     @property
     def words_per_s(self) -> float:
@@ -117,6 +237,22 @@ def job_seed(seed: int, index: int) -> int:
     return ((seed & _MASK64) * _GOLDEN + index + 1) & _MASK64
 
 
+def all_finite(model: Any) -> bool:
+    """Whether every floating-point array of `model` holds only finite values (one reduction per array)."""
+    arrays = jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array))
+    return all(bool(jnp.all(jnp.isfinite(a))) for a in arrays)
+
+
+def diverged(what: str, where: str, alpha: float, checkpoint: str = "") -> TrainingDiverged:
+    """The error that stops an embedder whose `what` became NaN or infinite `where`; `checkpoint`
+    says which checkpoint holds the last finite state, if one does."""
+    return TrainingDiverged(
+        f"{what} became NaN or infinite {where}; training stopped and nothing was returned or saved{checkpoint}. "
+        f"Lower the learning rate (alpha={alpha:g}: alpha=... in zoo.build, --alpha in zoo train), "
+        "or check the data for bad values."
+    )
+
+
 def run_epochs(
     runner: Runner,
     corpus: EncodedCorpus,
@@ -130,63 +266,162 @@ def run_epochs(
     progress: bool = True,
     description: str | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
+    on_job: Callable[[Position], None] | None = None,
+    checkpoint: Checkpointing | None = None,
+    resume: Resume | None = None,
 ) -> TrainStats:
-    """Train `runner` for `epochs` passes over `corpus`; return the statistics."""
+    """Train `runner` for `epochs` passes over `corpus`; return the statistics.
+
+    `on_job(position)` is called in the calling thread after each job, in job order,
+    with the position after it (an exception it raises stops training). With
+    `checkpoint`, the training state is written as it says; with `resume`, training
+    goes on from that checkpoint (whose model `runner` holds).
+    """
     if epochs < 1:
         raise DataError(f"epochs must be at least 1, got {epochs}")
     total = epochs * corpus.words
+    run = {"seed": seed & _MASK64, "job_words": job_words, "corpus_words": corpus.words}
+    if resume is not None:
+        resume.check_run(run)
+    at = resume.position if resume is not None else Position()
     threads = max(1, threads) if runner.parallel else 1
-    stats = TrainStats()
-    bar = tqdm(total=total, disable=not progress, desc=description, unit="word", unit_scale=True, dynamic_ncols=True)
+    stats = TrainStats(resumed=at if resume is not None else None)
+    saver = _Saver(checkpoint, runner, run, alpha, resume)
+    bar = tqdm(
+        total=total,
+        initial=at.words,
+        disable=not progress,
+        desc=description,
+        unit="word",
+        unit_scale=True,
+        dynamic_ncols=True,
+    )
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
-    done = index = 0
+    done, index = at.words, at.jobs
     start_time = time.perf_counter()
     try:
-        for epoch in range(epochs):
+        for epoch in range(at.epoch, epochs):
             epoch_start = time.perf_counter()
-            tally = _Tally(epoch + 1, alpha)
-            pending: collections.deque[Future | tuple] = collections.deque()
-            for job in corpus.jobs(job_words):
-                words = int(np.count_nonzero(job >= 0))
+            tally = _Tally(epoch + 1, alpha, saver)
+            skip = at.job if epoch == at.epoch else 0
+            if resume is not None and epoch == at.epoch:
+                tally.restore(resume)
+            pending: collections.deque[tuple[Future | tuple, Position]] = collections.deque()
+            job = skipped = 0
+            for ids in corpus.jobs(job_words):
+                if job < skip:
+                    skipped += int(np.count_nonzero(ids >= 0))
+                    job += 1
+                    continue
+                if job == skip and skip:
+                    _check_skipped(resume, epoch * corpus.words + skipped, done)
+                if saver.due(index):
+                    _drain(pending, tally, bar, on_job)
+                    saver.write(Position(epoch, job, index, done), tally)
+                words = int(np.count_nonzero(ids >= 0))
                 a0 = schedule(alpha, min_alpha, done, total)
                 a1 = schedule(alpha, min_alpha, done + words, total)
                 done += words
+                after = Position(epoch, job + 1, index + 1, done)
                 if pool is None:
-                    tally.add(runner.run(job, a0, a1, job_seed(seed, index)), bar, a1)
+                    pending.append((runner.run(ids, a0, a1, job_seed(seed, index)), after))
+                    _drain(pending, tally, bar, on_job, alpha=a1)
                 else:
-                    pending.append(pool.submit(runner.run, job, a0, a1, job_seed(seed, index)))
+                    pending.append((pool.submit(runner.run, ids, a0, a1, job_seed(seed, index)), after))
                     while len(pending) > 2 * threads:
-                        tally.add(pending.popleft().result(), bar, a1)
+                        _drain(pending, tally, bar, on_job, alpha=a1, keep=2 * threads)
                 index += 1
-            while pending:
-                tally.add(pending.popleft().result(), bar, schedule(alpha, min_alpha, done, total))
+                job += 1
+            if job < skip:
+                raise DataError(
+                    f"{resume.path} was written before job {skip} of epoch {epoch + 1}, but this corpus has "
+                    f"only {job} jobs an epoch: it is not the corpus the checkpoint was trained on"
+                )
+            _drain(pending, tally, bar, on_job, alpha=schedule(alpha, min_alpha, done, total))
             tally.show(bar, schedule(alpha, min_alpha, done, total))
             seconds = time.perf_counter() - epoch_start
             record = {
                 "epoch": epoch + 1,
                 "loss": tally.mean_loss(),
-                "words_per_s": tally.words / max(seconds, 1e-9),
+                "words_per_s": tally.fresh / max(seconds, 1e-9),
                 "alpha": schedule(alpha, min_alpha, done, total),
             }
             stats.history.append(record)
             if on_epoch is not None:
                 on_epoch(record)
+        if index > at.jobs:
+            saver.write(Position(epochs, 0, index, done), _Tally(epochs, alpha, saver), final=True)
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
         bar.close()
-    stats.words = done
+    stats.words = done - at.words
     stats.seconds = time.perf_counter() - start_time
+    stats.checkpoints = saver.written
     return stats
 
 
-def diverged(what: str, where: str, alpha: float) -> TrainingDiverged:
-    """The error that stops an embedder whose `what` became NaN or infinite `where`."""
-    return TrainingDiverged(
-        f"{what} became NaN or infinite {where}; training stopped and nothing was returned or saved. "
-        f"Lower the learning rate (alpha={alpha:g}: alpha=... in zoo.build, --alpha in zoo train), "
-        "or check the data for bad values."
-    )
+def _drain(pending, tally, bar, on_job, *, alpha: float | None = None, keep: int = 0) -> None:
+    """Tally the finished jobs at the front of `pending` (waiting for them) until `keep` are left."""
+    while len(pending) > keep:
+        result, after = pending.popleft()
+        tally.add(result.result() if isinstance(result, Future) else result, bar, alpha)
+        if on_job is not None:
+            on_job(after)
+
+
+def _check_skipped(resume: Resume, found: int, expected: int) -> None:
+    """The jobs a resumed run skips must hold the words its checkpoint counted."""
+    if found != expected:
+        raise DataError(
+            f"{resume.path} was written after {expected:,} words, but its jobs in this corpus hold "
+            f"{found:,}: it is not the corpus the checkpoint was trained on (same size, other text)"
+        )
+
+
+class _Saver:
+    """Writes checkpoints when they are due; knows the last one, for the divergence message."""
+
+    def __init__(
+        self, config: Checkpointing | None, runner: Runner, run: dict[str, int], alpha: float, resume: Resume | None
+    ) -> None:
+        self.config, self.runner, self.run, self.alpha = config, runner, run, alpha
+        self.last: Position | None = resume.position if resume is not None else None
+        self.origin = self.last.jobs if self.last is not None else 0
+        self.written = 0
+        self._at = time.monotonic()
+
+    def due(self, index: int) -> bool:
+        """Whether a checkpoint is due before job `index`."""
+        c = self.config
+        if c is None or index == self.origin:
+            return False
+        return bool(c.every and index % c.every == 0) or bool(c.seconds and time.monotonic() - self._at >= c.seconds)
+
+    def write(self, position: Position, tally: _Tally, *, final: bool = False) -> None:
+        """Write the state at `position` (no job in flight) if every number in it is finite."""
+        if self.config is None:
+            return
+        where = "at the end of training" if final else f"before job {position.job} of epoch {position.epoch + 1}"
+        tally.check()
+        model = self.runner.snapshot()
+        if not all_finite(model):
+            raise diverged("the trained vectors", where, self.alpha, self.note())
+        numbers = {"epoch": position.epoch, "job": position.job, "jobs": position.jobs, "words": position.words}
+        numbers.update(self.run, epoch_pairs=int(tally.count), epoch_words=tally.words)
+        totals = {"loss": float(tally.loss)}
+        save_checkpoint(self.config.path, model, None, step=position.jobs, position=numbers, totals=totals)
+        self.last, self.written, self._at = position, self.written + 1, time.monotonic()
+
+    def note(self) -> str:
+        """Where the last finite state is, for a divergence message."""
+        if self.config is None or self.last is None:
+            return ""
+        p = self.last
+        return (
+            f"; the last checkpoint, {self.config.path}, holds the finite state before job {p.job} of epoch "
+            f"{p.epoch + 1} ({p.words:,} words trained)"
+        )
 
 
 class _Tally:
@@ -194,35 +429,47 @@ class _Tally:
 
     Each time it is shown (every half second, and at the epoch's end) the mean loss is
     checked: a NaN or infinite loss raises `TrainingDiverged`.
+
+    - `words`: the epoch's words trained (before a resume included); `fresh`: those this call trained.
     """
 
-    def __init__(self, epoch: int, alpha: float) -> None:
-        self.epoch, self.alpha = epoch, alpha
+    def __init__(self, epoch: int, alpha: float, saver: _Saver) -> None:
+        self.epoch, self.alpha, self.saver = epoch, alpha, saver
         self.loss: Any = 0.0
         self.count: Any = 0
-        self.words = 0
+        self.words = self.fresh = 0
         self._unshown = 0
         self._shown_at = time.perf_counter()
 
-    def add(self, result: tuple[Any, Any, int], bar: tqdm, alpha: float) -> None:
+    def restore(self, resume: Resume) -> None:
+        """Start from the tally a checkpoint holds (its epoch's loss, pairs and words so far)."""
+        self.loss, self.count, self.words = resume.loss, resume.pairs, resume.words
+
+    def add(self, result: tuple[Any, Any, int], bar: tqdm, alpha: float | None) -> None:
         loss, count, words = result
         self.loss, self.count = self.loss + loss, self.count + count
         self.words += int(words)
+        self.fresh += int(words)
         self._unshown += int(words)
         if time.perf_counter() - self._shown_at > 0.5:
             self.show(bar, alpha)
 
-    def show(self, bar: tqdm, alpha: float) -> None:
+    def show(self, bar: tqdm, alpha: float | None) -> None:
         """Move the progress bar, with loss and learning rate in its postfix; stop on a non-finite loss."""
         bar.update(self._unshown)
         self._unshown = 0
         self._shown_at = time.perf_counter()
+        loss = self.check()
+        if not bar.disable:
+            bar.set_postfix(loss=f"{loss:.4f}", lr=f"{alpha if alpha is not None else self.alpha:.5f}", refresh=False)
+
+    def check(self) -> float:
+        """The mean loss; `TrainingDiverged` if it is NaN or infinite."""
         loss = self.mean_loss()
         if not math.isfinite(loss):
             where = f"in epoch {self.epoch} (after {self.words:,} of its words)"
-            raise diverged("the loss", where, self.alpha)
-        if not bar.disable:
-            bar.set_postfix(loss=f"{loss:.4f}", lr=f"{alpha:.5f}", refresh=False)
+            raise diverged("the loss", where, self.alpha, self.saver.note())
+        return loss
 
     def mean_loss(self) -> float:
         return float(self.loss) / max(float(self.count), 1.0)

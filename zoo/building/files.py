@@ -40,9 +40,9 @@ import stat
 import time
 from pathlib import Path
 
-from zoo.errors import WeightsError
+from zoo.errors import DataError, WeightsError
 
-__all__ = ["STALE_AFTER_S", "check_writable", "output_path", "sweep_temporaries", "write_atomic"]
+__all__ = ["STALE_AFTER_S", "check_writable", "is_safetensors", "output_path", "sweep_temporaries", "write_atomic"]
 
 STALE_AFTER_S = 30 * 60
 """A temporary whose writer cannot be asked (another host) is stale when untouched this long."""
@@ -335,3 +335,13 @@ def output_path(text: str) -> Path:
     except WeightsError as error:
         raise argparse.ArgumentTypeError(str(error)) from error
     return Path(text)
+
+
+def is_safetensors(path: Path) -> bool:
+    """Whether `path` starts like a safetensors file (an 8-byte header length, then JSON)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(9)
+    except OSError as error:
+        raise DataError(f"cannot read {path}: {error.strerror or error}") from error
+    return len(head) == 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < (1 << 30)

@@ -307,7 +307,7 @@ def _spec(metadata: Mapping[str, str], registry: Registry, path: Path) -> ModelS
 
 def _skeleton(spec: ModelSpec, vocabs: Vocabularies, registry: Registry, path: Path) -> Any:
     """The model's structure with `ShapeDtypeStruct` leaves: nothing is allocated."""
-    from zoo.building.builder import construct
+    from zoo.building.construct import construct
 
     try:
         return eqx.filter_eval_shape(construct, spec, key=jax.random.key(0), vocabs=vocabs, registry=registry)
@@ -348,7 +348,7 @@ def load(path: str | os.PathLike, *, registry: Registry | None = None, verify: b
     wrong-dtype one; `PluginError` when a plugin it needs is not installed.
     Nothing is allocated before the whole file has been checked.
     """
-    from zoo.building.builder import check_available
+    from zoo.building.construct import check_available
 
     path = Path(path)
     metadata, tensors = read_file(path, verify=verify)

@@ -21,7 +21,7 @@ from zoo.interfaces import KINDS
 from zoo.naming.loader import discover_entry_points
 from zoo.naming.names import parse_name
 from zoo.naming.spec import import_factory
-from zoo.testing.pytest_plugin import kit_registry, watch_config
+from zoo.testing.session import kit_registry, watch_config
 
 __all__ = [
     "INTERFACES",
@@ -373,9 +373,9 @@ def assert_shapes_follow_the_spec(
 
 def assert_configuration_unchanged(plugins: Iterable[str], *, what: str) -> None:
     """JAX's global configuration is as it was before the plugins loaded: no plugin of `plugins`
-    changed it (loading, importing a factory or building, as `zoo.testing.pytest_plugin.watch_config`
+    changed it (loading, importing a factory or building, as `zoo.testing.session.watch_config`
     recorded), and nothing since the kit started has left it changed. `what` names the subject."""
-    from zoo.testing.pytest_plugin import _REGISTRY, _restore, config_changes
+    from zoo.testing.session import _REGISTRY, _restore, config_changes
 
     def listed(changed) -> str:
         return ", ".join(f"{flag} {old!r} -> {new!r}" for flag, (old, new) in sorted(changed.items()))

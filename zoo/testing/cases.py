@@ -59,7 +59,7 @@ def _may_be(arch, interface: type | None) -> bool:
     """Whether `arch`'s factory may build an `interface` (imported under the kit's watch on JAX's configuration)."""
     if interface is None:
         return True
-    from zoo.testing.pytest_plugin import watch_config
+    from zoo.testing.session import watch_config
 
     try:
         with watch_config(arch.plugin, f"importing {arch.factory!r}"):

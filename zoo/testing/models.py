@@ -32,7 +32,7 @@ from zoo.testing.base import (
     plugin_modules,
     traced_shapes,
 )
-from zoo.testing.pytest_plugin import watch_config
+from zoo.testing.session import watch_config
 
 __all__ = ["ModelTests"]
 

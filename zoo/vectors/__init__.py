@@ -1,10 +1,10 @@
 """Word vectors: `KeyedVectors` (similarity, analogies, evaluation) and the files they travel in:
 word2vec text and binary, GloVe text, fastText ``.bin`` models."""
 
-from zoo.vectors.fasttext_bin import load_facebook_vectors, read_fasttext_bin, write_fasttext_bin
+from zoo.vectors.fasttext_bin import read_fasttext_bin, write_fasttext_bin
 from zoo.vectors.fasttext_model import FastTextArgs, FastTextModel, fasttext_from_zoo
 from zoo.vectors.formats import detect_binary, read_word2vec, write_word2vec
-from zoo.vectors.keyed import KeyedVectors, OOVFunction
+from zoo.vectors.keyed import KeyedVectors, OOVFunction, load_facebook_vectors
 
 __all__ = [
     "FastTextArgs",

@@ -37,6 +37,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from zoo.building.files import is_safetensors
 from zoo.errors import DataError
 from zoo.vectors.fasttext_model import SUPERVISED, FastTextArgs, FastTextModel, fasttext_from_zoo
 from zoo.vectors.formats import CORRUPT_GZIP, MAX_WORD_BYTES, corrupt_gzip, decode_word, open_binary
@@ -44,7 +45,6 @@ from zoo.vectors.formats import CORRUPT_GZIP, MAX_WORD_BYTES, corrupt_gzip, deco
 __all__ = [
     "FASTTEXT_MAGIC",
     "is_fasttext_bin",
-    "load_facebook_vectors",
     "load_fasttext_model",
     "read_fasttext_bin",
     "write_fasttext_bin",
@@ -351,17 +351,8 @@ def load_fasttext_model(path: str | os.PathLike) -> FastTextModel:
     path = Path(path)
     if is_fasttext_bin(path):
         return read_fasttext_bin(path)
-    from zoo.vectors.keyed import _is_safetensors
     from zoo.building.weights import load
 
-    if not _is_safetensors(path):
+    if not is_safetensors(path):
         raise DataError(f"{path} is neither a fastText .bin nor a zoo model file: it has no n-gram buckets to write")
     return fasttext_from_zoo(load(path))
-
-
-def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> Any:
-    """gensim's spelling of `zoo.vectors.KeyedVectors.load_fasttext_bin`: a ``.bin`` model's vectors,
-    with fastText's vectors for words outside the vocabulary."""
-    from zoo.vectors.keyed import KeyedVectors
-
-    return KeyedVectors.load_fasttext_bin(path, encoding=encoding)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from zoo.building.files import is_safetensors
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
@@ -40,15 +41,6 @@ def _terms(value: Term | Iterable[Term] | None) -> list[Term]:
 
 def _is_weight(x: Any) -> bool:
     return isinstance(x, int | float | np.floating) and not isinstance(x, bool)
-
-
-def _is_safetensors(path: Path) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(9)
-    except OSError as error:
-        raise DataError(f"cannot read {path}: {error.strerror or error}") from error
-    return len(head) == 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < (1 << 30)
 
 
 class KeyedVectors:
@@ -132,7 +124,7 @@ class KeyedVectors:
         path = Path(path)
         if not path.is_file():
             raise DataError(f"no vectors file at {path}")
-        if _is_safetensors(path):
+        if is_safetensors(path):
             from zoo.building.weights import load
 
             keyed = cls.from_model(load(path))
@@ -404,3 +396,9 @@ class KeyedVectors:
             delimiter=delimiter,
             dummy4unknown=dummy4unknown,
         )
+
+
+def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> KeyedVectors:
+    """gensim's spelling of `KeyedVectors.load_fasttext_bin`: a ``.bin`` model's vectors,
+    with fastText's vectors for words outside the vocabulary."""
+    return KeyedVectors.load_fasttext_bin(path, encoding=encoding)
