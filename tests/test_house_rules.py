@@ -74,3 +74,96 @@ def test_public_functions_survive_submodule_imports():
     for name in zoo.__all__:
         value = getattr(zoo, name)
         assert not inspect.ismodule(value), f"zoo.{name} is shadowed by a submodule of the same name"
+
+
+# -- the declared plugin API, imports, contracts ---------------------------------------------
+
+PLUGIN_API = {"zoo", "zoo.plugin_api", "zoo.testing"}
+"""What a plugin may import from zoo (see `zoo.plugin_api`)."""
+
+
+def _imports(path: Path, *, skip_type_checking: bool = True) -> list[tuple[str, int]]:
+    """Every module `path` imports, anywhere in the file (``from a.b import c`` gives ``a.b`` and ``a.b.c``),
+    with its line; imports under ``if TYPE_CHECKING:`` are left out."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+
+    def walk(node):
+        for child in ast.iter_child_nodes(node):
+            if skip_type_checking and isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, child.lineno) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                found.append((child.module, child.lineno))
+                found.extend((f"{child.module}.{alias.name}", child.lineno) for alias in child.names)
+            walk(child)
+
+    walk(tree)
+    return found
+
+
+def _module_name(path: Path, base: Path) -> str:
+    parts = list(path.relative_to(base).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_plugins_import_only_the_declared_api_and_no_other_plugin():
+    offenders = []
+    for package in PLUGIN_PACKAGES:
+        for path in sorted((ROOT / "plugins" / package).rglob("*.py")):
+            for name, line in _imports(path, skip_type_checking=False):
+                top = name.split(".")[0]
+                where = f"{path.relative_to(ROOT)}:{line}"
+                if top == "zoo" and name not in PLUGIN_API and name.rsplit(".", 1)[0] not in PLUGIN_API:
+                    offenders.append(f"{where} imports {name} (import it from zoo.plugin_api)")
+                elif top in PLUGIN_PACKAGES and top != package:
+                    offenders.append(f"{where} imports another plugin, {name}")
+    assert offenders == []
+
+
+def test_every_name_of_the_plugin_api_resolves():
+    import zoo.plugin_api as api
+
+    assert api.__all__ and sorted(api.__all__) == api.__all__
+    for name in api.__all__:
+        assert getattr(api, name) is not None, name
+
+
+def test_no_import_cycles_in_the_core_or_the_plugins():
+    modules = {_module_name(p, ROOT): p for p in (ROOT / "zoo").rglob("*.py")}
+    modules |= {_module_name(p, ROOT / "plugins"): p for pkg in PLUGIN_PACKAGES for p in (ROOT / "plugins" / pkg).rglob("*.py")}
+    graph = {name: {m for m, _ in _imports(path) if m in modules and m != name} for name, path in modules.items()}
+    cycles, done = [], set()
+
+    def visit(node, trail):
+        if node in trail:
+            cycles.append(" -> ".join([*trail[trail.index(node) :], node]))
+            return
+        if node in done:
+            return
+        for nxt in sorted(graph[node]):
+            visit(nxt, [*trail, node])
+        done.add(node)
+
+    for name in sorted(graph):
+        visit(name, [])
+    assert cycles == []
+
+
+def test_the_interfaces_module_holds_contracts_only():
+    """Abstract interfaces, their outputs (NamedTuples), the kind table and capability protocols:
+    no implementation a family shares, and no import of the core but the spec it types."""
+    import typing
+
+    from zoo import interfaces
+
+    zoo_imports = {m for m, _ in _imports(ROOT / "zoo" / "interfaces.py") if m.split(".")[0] == "zoo"}
+    assert zoo_imports <= {"zoo.naming.spec", "zoo.naming.spec.ModelSpec"}
+    for name in interfaces.__all__:
+        value = getattr(interfaces, name)
+        if not inspect.isclass(value) or value.__module__ != interfaces.__name__:
+            continue
+        is_record = issubclass(value, tuple) and hasattr(value, "_fields")
+        is_protocol = getattr(value, "_is_protocol", False) and typing.Protocol in value.__mro__
+        assert is_record or is_protocol or inspect.isabstract(value), f"zoo.interfaces.{name} is not a contract"
