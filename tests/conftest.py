@@ -73,7 +73,7 @@ def fresh_default_registry():
 def small_seq2seq(registry):
     """A tiny seq2seq+luong-general over the digit vocabulary, for tests of files and loading."""
     import zoo
-    from zoo.data.tasks import digit_vocab
+    from zoo_seq2seq.tasks import digit_vocab
 
     vocab = digit_vocab()
     return zoo.build(

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from zoo.data.batching import ArrayBatches, SequenceBatches, bucket_boundaries, pad_sequences
-from zoo.data.tasks import digit_vocab, reversal_pairs
 from zoo.data.vocab import Vocab, Vocabularies
 from zoo.errors import DataError
+from zoo_seq2seq.tasks import digit_vocab, reversal_pairs
 
 
 def test_vocab_build_orders_by_frequency_and_applies_limits():

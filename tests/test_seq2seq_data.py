@@ -13,12 +13,12 @@ import pytest
 
 from zoo.building.builder import build
 from zoo.cli.main import main
-from zoo.data.tasks import TASKS, date_pairs, format_date, get_task, reversal_pairs, sorting_pairs
 from zoo.data.text import detokenize, tokenize
 from zoo.errors import DataError, UnknownNameError
 from zoo.eval.bleu import corpus_bleu
 from zoo_seq2seq.data import build_vocabs, pair_batches, read_pairs
 from zoo_seq2seq.model import reverse_valid
+from zoo_seq2seq.tasks import TASKS, date_pairs, format_date, get_task, reversal_pairs, sorting_pairs
 from zoo_seq2seq.translate import replace_unknowns
 
 

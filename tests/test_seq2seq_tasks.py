@@ -10,13 +10,13 @@ import optax
 import pytest
 
 from zoo.building.builder import build
+from zoo.building.weights import save
 from zoo.cli.main import main
-from zoo.data.tasks import date_pairs
 from zoo.eval.bleu import corpus_bleu
 from zoo.training.trainer import train
-from zoo.building.weights import save
 from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches
 from zoo_seq2seq.recipe import exact_match
+from zoo_seq2seq.tasks import date_pairs
 
 pytestmark = pytest.mark.xla_optimised  # trains for hundreds of steps
 

@@ -9,9 +9,9 @@ import pytest
 
 import zoo
 from zoo.data.batching import ArrayBatches, SequenceBatches
-from zoo.data.tasks import digit_vocab, reversal_pairs
 from zoo.errors import TrainingDiverged
 from zoo.testing.base import assert_trees_close
+from zoo_seq2seq.tasks import digit_vocab, reversal_pairs
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,7 @@ def test_any_equinox_module_trains_with_an_explicit_loss():
 PARALLEL = """
 import jax, optax, numpy as np, zoo
 from zoo.data.batching import SequenceBatches
-from zoo.data.tasks import digit_vocab, reversal_pairs
+from zoo_seq2seq.tasks import digit_vocab, reversal_pairs
 from zoo.training.parallel import data_mesh
 assert jax.device_count() == 4
 vocab = digit_vocab()

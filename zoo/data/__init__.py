@@ -1,4 +1,4 @@
-"""Data: vocabularies, batching, built-in tasks and corpora."""
+"""Data: vocabularies, tokenisers, batching and corpora."""
 
 from zoo.data.vocab import SPECIALS, Vocab, Vocabularies
 
