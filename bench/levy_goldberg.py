@@ -6,7 +6,7 @@ This script trains zoo's skip-gram (no subsampling, as in their analysis),
 counts the co-occurrences its dynamic window sees (`cooccurrence_matrix` with
 ``weighting="linear"``: distance d weighted (window + 1 − d) / window, the
 chance a window of uniform size 1..window reaches d), and measures with
-`zoo.eval.pmi.levy_goldberg_check` how the trained input·output dot products
+`zoo_word2vec.pmi.levy_goldberg_check` how the trained input·output dot products
 follow the shifted PMI (context distribution ^0.75, as the noise) over the most
 frequent pairs.
 
@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> None:
     import zoo
     from zoo.data.cooccurrence import cooccurrence_matrix
     from zoo.data.paths import shared_data
-    from zoo.eval.pmi import levy_goldberg_check
     from zoo_word2vec.fit import build_vocab, fit
+    from zoo_word2vec.pmi import levy_goldberg_check
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", type=Path, default=None, help="shared data folder (default: zoo's locator)")

@@ -11,8 +11,8 @@ import zoo
 from zoo.data.cooccurrence import cooccurrence_matrix, pmi_matrix
 from zoo.data.corpus import build_word_vocab, count_tokens
 from zoo.errors import DataError
-from zoo.eval.pmi import levy_goldberg_check
 from zoo_ppmi.svd import fit_ppmi_svd
+from zoo_word2vec.pmi import levy_goldberg_check
 
 
 @pytest.fixture(scope="module")
