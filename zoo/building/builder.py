@@ -15,7 +15,7 @@ from zoo.errors import (
 )
 from zoo.naming.names import parse_name
 from zoo.naming.registry import Registry, default_registry
-from zoo.naming.resolve import architecture_of, coerce_param
+from zoo.naming.resolve import coerce_param, expand, resolve
 from zoo.naming.spec import SlotSpec
 
 __all__ = ["as_vocabularies", "build", "build_component", "component_spec"]
@@ -63,7 +63,8 @@ def build(
 
         untagged = str(parsed).rsplit(".", 1)[0]
         return load(registry.resolve_weights(untagged, parsed.tag), registry=registry)
-    arch = architecture_of(registry, name)
+    expanded = expand(registry, parsed)
+    arch = expanded[0]
     vocabs = as_vocabularies(vocab, arch.vocabularies, name)
     for role, size_param in arch.vocabularies.items():
         if role in vocabs:
@@ -72,7 +73,7 @@ def build(
                 raise UnknownParameterError(
                     f"{size_param}={given} contradicts the {role!r} vocabulary of {len(vocabs[role])} tokens"
                 )
-    spec = registry.describe(name, **overrides)
+    spec = resolve(registry, parsed, overrides, expanded=expanded)
     check_available(registry, spec)
     return construct(spec, key=key, vocabs=vocabs, registry=registry)
 

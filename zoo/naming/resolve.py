@@ -28,7 +28,7 @@ from zoo.naming.tables import ArchitectureEntry, PresetEntry
 if TYPE_CHECKING:
     from zoo.naming.registry import Registry
 
-__all__ = ["architecture_of", "coerce_param", "make_spec", "resolve"]
+__all__ = ["Expansion", "architecture_of", "coerce_param", "expand", "make_spec", "resolve"]
 
 
 _KINDS = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", tuple: "list"}
@@ -92,9 +92,18 @@ def _expand(
     return arch, [*parts, *base.parts], {**params, **entry.params}
 
 
-def architecture_of(registry: Registry, name: str) -> ArchitectureEntry:
+Expansion = tuple[ArchitectureEntry, list[tuple[str | None, str]], dict[str, Any]]
+"""A model name's presets followed down: (architecture, the presets' name parts, their params)."""
+
+
+def expand(registry: Registry, name: str | ParsedName) -> Expansion:
+    """Follow a model name's presets down to the architecture it builds."""
+    return _expand(registry, (name if isinstance(name, ParsedName) else parse_name(name)).arch)
+
+
+def architecture_of(registry: Registry, name: str | ParsedName) -> ArchitectureEntry:
     """The architecture a model name (architecture, preset or composite) builds."""
-    return _expand(registry, parse_name(name).arch)[0]
+    return expand(registry, name)[0]
 
 
 def _assign(
@@ -234,10 +243,14 @@ def _canonical(
     return name
 
 
-def resolve(registry: Registry, name: str, overrides: dict[str, Any]) -> ModelSpec:
-    """See module docstring."""
-    parsed: ParsedName = parse_name(name)
-    arch, preset_parts, preset_params = _expand(registry, parsed.arch)
+def resolve(
+    registry: Registry, name: str | ParsedName, overrides: dict[str, Any], *, expanded: Expansion | None = None
+) -> ModelSpec:
+    """See module docstring. A caller that has parsed the name and followed its presets
+    (`expand`) passes both, so a build parses and expands a name once."""
+    parsed = name if isinstance(name, ParsedName) else parse_name(name)
+    name = str(parsed)
+    arch, preset_parts, preset_params = expanded if expanded is not None else _expand(registry, parsed.arch)
     base_slots = {s.name: s.default for s in arch.slots}
     for part in preset_parts:
         _assign(registry, arch, base_slots, part, name)
