@@ -9,9 +9,9 @@ import pytest
 import zoo
 from zoo.errors import TrainingDiverged
 from zoo.vectors import KeyedVectors
-from zoo_fasttext.ngrams import fnv1a, fnv1a_many, ngram_buckets, ngrams, subword_table
 from zoo_word2vec.backends import numba_available
 from zoo_word2vec.fit import build_vocab, fit
+from zoo_word2vec.ngrams import fnv1a, fnv1a_many, ngram_buckets, ngrams, subword_table
 
 needs_numba = pytest.mark.skipif(not numba_available(), reason="numba (the 'fast' extra) is not installed")
 

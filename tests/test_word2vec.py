@@ -138,7 +138,7 @@ def _kept_counts(backend: str, words: np.ndarray, tables: SamplingTables) -> np.
         from zoo_word2vec import kernels
 
         kept = np.empty(words.size + 1, dtype=np.int64)
-        _, n_kept, _, _ = kernels._next_sentence(np.append(words, -1), 0, tables.keep, np.uint64(7), kept)
+        _, n_kept, _, _ = kernels.next_sentence(np.append(words, -1), 0, tables.keep, np.uint64(7), kept)
         return np.bincount(kept[:n_kept], minlength=2)
     bits = jax.random.bits(jax.random.key(7), words.shape, np.uint32)
     keep = np.asarray(bits < tables.keep[words])
@@ -169,7 +169,7 @@ def test_drawn_negatives_follow_the_noise_distribution(backend):
         draws = np.empty(n, dtype=np.int64)
         state = np.uint64(3)
         for i in range(n):
-            state, draws[i] = kernels._draw_noise(state, table.threshold, table.alias)
+            state, draws[i] = kernels.draw_noise(state, table.threshold, table.alias)
             state = np.uint64(state)  # numba hands back a Python int
     else:
         draws = np.asarray(draw_noise(jax.random.key(3), (n,), table.threshold, table.alias))

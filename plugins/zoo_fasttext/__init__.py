@@ -1,1 +1,0 @@
-"""FastText plugin: skip-gram over words as sums of character n-grams."""
