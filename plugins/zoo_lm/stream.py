@@ -2,10 +2,10 @@
 
 `read_tokens` splits a text file into words (one sentence a line, each line
 ending with the end-of-sentence token, as in Mikolov's Penn Treebank setup) or
-into characters (`zoo.data.text.split_text`). `StreamBatches` cuts one long id stream into `batch_size`
-contiguous rows and serves them `unroll` columns at a time, so row r of one
-batch continues row r of the previous one: a model that carries its state
-across batches reads every row as one unbroken sequence.
+into characters (`zoo.data.text.split_text`). `StreamBatches` cuts one long id
+stream into `batch_size` contiguous rows and serves them `unroll` columns at a
+time, so row r of one batch continues row r of the previous one: a model that
+carries its state across batches reads every row as one unbroken sequence.
 """
 
 from __future__ import annotations
