@@ -134,14 +134,21 @@ def test_sampling_needs_a_key():
         Sampling()(step, states[0], bos=BOS, eos=EOS, pad=PAD)
 
 
-def test_truncation_of_logits():
+def test_truncation_of_logits_masks_with_the_finite_minimum():
     logits = jnp.log(jnp.asarray([0.05, 0.5, 0.1, 0.3, 0.05]))
-    kept = np.isfinite(np.asarray(truncate_logits(logits, 2, 1.0)))
-    np.testing.assert_array_equal(kept, [False, True, False, True, False])
-    kept = np.isfinite(np.asarray(truncate_logits(logits, 0, 0.85)))
-    np.testing.assert_array_equal(kept, [False, True, True, True, False])
-    kept = np.isfinite(np.asarray(truncate_logits(logits, 0, 0.01)))
-    np.testing.assert_array_equal(kept, [False, True, False, False, False])
+    floor = np.finfo(np.float32).min
+
+    def kept(top_k, top_p):
+        out = np.asarray(truncate_logits(logits, top_k, top_p))
+        assert np.all(np.isfinite(out)) and set(out[out != floor]) <= set(np.asarray(logits)), out
+        return (out != floor).tolist()
+
+    assert kept(2, 1.0) == [False, True, False, True, False]
+    assert kept(0, 0.85) == [False, True, True, True, False]
+    assert kept(0, 0.8) == [False, True, False, True, False]  # 0.5 + 0.3 reaches 0.8, float error aside
+    assert kept(0, 0.01) == [False, True, False, False, False]  # the best token always stays
+    assert kept(3, 0.7) == [False, True, False, True, False]
+    assert kept(0, 1.0) == [True] * 5
 
 
 # -- on a real model ----------------------------------------------------------------------

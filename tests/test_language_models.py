@@ -11,7 +11,7 @@ import pytest
 
 import zoo
 from zoo.data.text import split_text
-from zoo.sampling import generate_text
+from zoo.generation import generate_text
 from zoo.training.trainer import train
 from zoo_lm.perplexity import perplexity, perplexity_from_nll
 from zoo_lm.recipe import build_vocab, train_language_model

@@ -9,7 +9,7 @@ import pytest
 
 import zoo
 from zoo.data.text import split_text
-from zoo.sampling import generate_text
+from zoo.generation import generate_text
 from zoo_lm.conv import CausalConv1d
 from zoo_lm.recipe import build_vocab, train_language_model
 

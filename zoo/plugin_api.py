@@ -131,7 +131,7 @@ _EXPORTS: dict[str, str] = {
         )
     },
     # generating and evaluating
-    "generate_text": "zoo.sampling:generate_text",
+    "generate_text": "zoo.generation:generate_text",
     "pearson": "zoo.eval.similarity:pearson",
     "spearman": "zoo.eval.similarity:spearman",
     # word vectors

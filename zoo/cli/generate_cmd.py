@@ -32,10 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import jax
 
+    from zoo.building.weights import load
     from zoo.errors import UnknownNameError
     from zoo.interfaces import LanguageModel
-    from zoo.sampling import generate_text
-    from zoo.building.weights import load
+    from zoo.generation import generate_text
 
     model = load(args.model)
     if not isinstance(model, LanguageModel):
