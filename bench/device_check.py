@@ -21,6 +21,7 @@ printed as failed with the last line of its error, and the other rows still run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -45,10 +46,8 @@ def _run(argv: list[str], timeout: float) -> tuple[list[dict], str | None]:
     rows = []
     for line in done.stdout.splitlines():
         if line.startswith("{"):
-            try:
+            with contextlib.suppress(json.JSONDecodeError):  # a line of a progress bar, say
                 rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass
     if done.returncode != 0:
         tail = (done.stderr.strip() or done.stdout.strip() or f"exit status {done.returncode}").splitlines()[-1]
         return rows, tail
