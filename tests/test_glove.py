@@ -12,7 +12,7 @@ import zoo
 from zoo.cli.main import main
 from zoo.data.cooccurrence import cooccurrence_matrix
 from zoo.data.corpus import build_word_vocab, count_tokens
-from zoo.errors import TrainingDiverged
+from zoo.errors import DataError, TrainingDiverged
 from zoo.vectors import KeyedVectors
 from zoo_glove.model import glove_weight
 from zoo_glove.train import entries_from_matrix, fit_glove
@@ -84,11 +84,35 @@ def test_recipe_trains_from_the_command_line(tmp_path):
     out = tmp_path / "g.safetensors"
     args = ["train", "glove", "--corpus", str(corpus), "--out", str(out), "--dim", "6", "--window", "2"]
     args += ["--min-count", "2", "--epochs", "3", "--batch-size", "128", "--set", "x_max=20"]
-    code = main([*args, "--tokenizer", "whitespace", "--quiet"])
+    checkpoint = tmp_path / "g.ckpt.safetensors"
+    code = main(
+        [*args, "--tokenizer", "whitespace", "--quiet", "--checkpoint", str(checkpoint), "--checkpoint-every", "2"]
+    )
     assert code == 0
     model = zoo.load(out)
+    np.testing.assert_array_equal(np.asarray(zoo.load(checkpoint).vectors()), np.asarray(model.vectors()))
     assert model.spec.params["embedding_size"] == 6 and model.spec.params["x_max"] == 20.0
     assert model.spec.params["window"] == 2 and len(model.vocabs["words"]) == 48
+
+
+def test_a_fit_stopped_after_an_epoch_resumes_to_exactly_the_same_vectors(trained, tmp_path):
+    model, fitted, history, entries = trained
+    path = tmp_path / "run.ckpt.safetensors"
+    settings = {"epochs": 25, "batch_size": 256, "key": jax.random.key(1), "checkpoint": path, "checkpoint_every": 4}
+
+    def die_in_epoch_14(epoch, cost, rate):
+        if epoch == 14:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fit_glove(model, entries, callback=die_in_epoch_14, **settings)  # the last checkpoint: after epoch 12
+    resumed, resumed_history = fit_glove(model, entries, resume=True, **settings)
+    assert [h["epoch"] for h in resumed_history] == list(range(13, 26))
+    assert [h["cost"] for h in resumed_history] == [h["cost"] for h in history[12:]]
+    for name in ("word", "context", "word_bias", "context_bias"):
+        np.testing.assert_array_equal(np.asarray(getattr(resumed, name)), np.asarray(getattr(fitted, name)))
+    with pytest.raises(DataError, match=r"another GloVe run: it has batch_size=256 \(this run: 128\)"):
+        fit_glove(model, entries, resume=True, **{**settings, "batch_size": 128})
 
 
 def test_a_diverging_fit_stops_with_training_diverged(topics):

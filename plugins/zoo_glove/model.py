@@ -69,7 +69,8 @@ class GloVe(Model, Embedder):
         key: PRNGKeyArray | None = None,
     ) -> Float[Array, "seq dim"]:
         """The word vectors ``w + w̃`` of `ids` ``[seq]``."""
-        return jnp.take(self.word, ids, axis=0) + jnp.take(self.context, ids, axis=0)
+        with jax.named_scope("glove"):
+            return jnp.take(self.word, ids, axis=0) + jnp.take(self.context, ids, axis=0)
 
     def vectors(self) -> Float[Array, "vocab dim"]:
         """``w + w̃`` for every word, ``[vocab, dim]`` (the paper's final vectors)."""

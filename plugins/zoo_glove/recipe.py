@@ -13,6 +13,7 @@ import jax
 import zoo
 from zoo.plugin_api import (
     WEIGHTINGS,
+    add_checkpoint_arguments,
     add_corpus_arguments,
     add_hyperparameter_argument,
     argument_type,
@@ -70,6 +71,7 @@ class GloVeRecipe:
         parser.add_argument(
             "--batch-size", type=argument_type("[1, inf)"), default=16384, help="entries per step (default 16384)"
         )
+        add_checkpoint_arguments(parser, every=5, unit="epochs")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         resolve_spec(name, options, overrides)
@@ -101,6 +103,9 @@ class GloVeRecipe:
             callback=lambda e, cost, rate: say(
                 f"epoch {e}/{options.epochs}: cost {cost:.4f}, {rate / 1e6:.2f}M entries/s"
             ),
+            checkpoint=options.checkpoint,
+            checkpoint_every=options.checkpoint_every,
+            resume=options.resume,
         )
         return zoo.save(model, options.out)
 

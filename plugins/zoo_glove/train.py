@@ -12,12 +12,20 @@ scatter-add per table. Each entry's gradient is clipped as in the reference
 code. An epoch (a permutation of the entries, then ``ceil(nnz / B)`` steps
 under `lax.scan`) is one jit-compiled call with static shapes: it compiles
 once per run. Deterministic for a key.
+
+With a `checkpoint` file, the state after every `checkpoint_every` epochs (and
+at the end) is written in zoo's checkpoint format: the model, the AdaGrad
+accumulators as its optimiser state, the epoch; a run resumed from it ends
+with exactly the vectors of a run that was never stopped (epoch e shuffles with
+``fold_in(key, e)``). A checkpoint is written only while every value is finite.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 import equinox as eqx
@@ -27,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-from zoo.plugin_api import DataError, TrainingDiverged
+from zoo.plugin_api import DataError, TrainingDiverged, load_checkpoint, save_checkpoint
 from zoo_glove.model import GloVe, glove_weight
 
 __all__ = ["Entries", "entries_from_matrix", "fit_glove"]
@@ -134,8 +142,11 @@ def fit_glove(
     clip: float = 100.0,
     key: PRNGKeyArray,
     callback: Callable[[int, float, float], None] | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 1,
+    resume: bool = False,
 ) -> tuple[GloVe, list[dict[str, float]]]:
-    """Train `model` on `entries` for `epochs` passes; return it and one record per epoch.
+    """Train `model` on `entries` for `epochs` passes; return it and one record per epoch run.
 
     **Arguments:**
 
@@ -143,35 +154,92 @@ def fit_glove(
       on each entry's gradient coordinates.
     - `key`: shuffling randomness (epoch e uses ``fold_in(key, e)``).
     - `callback(epoch, cost, entries_per_s)`: called after each epoch.
+    - `checkpoint`, `checkpoint_every`: a file for the training state, written every
+      so many epochs and at the end; with `resume`, training goes on from it if it
+      exists (same model settings, entries, batch size, learning rate, clip and key).
 
     Raises `TrainingDiverged` if the cost (checked after each epoch) or the trained
     vectors become NaN or infinite.
     """
-    tables = _extended(model)  # fresh buffers: each epoch donates them
     batch_size = min(batch_size, int(entries.rows.shape[0]))
+    run = _run_settings(entries, batch_size, key)
+    settings = {"learning_rate": float(learning_rate), "clip": float(clip)}
+    path = Path(checkpoint) if checkpoint is not None else None
+    first, saved = 0, None
+    if resume and path is not None and path.exists():
+        model, tables, first = _resume(path, model, run, settings)
+        saved = first
+    else:
+        tables = _extended(model)  # fresh buffers: each epoch donates them
     history = []
-    for epoch in range(epochs):
+    for epoch in range(first, epochs):
         start = time.perf_counter()
         tables, cost = _epoch(entries, tables, jax.random.fold_in(key, epoch), batch_size, learning_rate, clip)
         cost = float(cost)
         rate = entries.rows.shape[0] / max(time.perf_counter() - start, 1e-9)
         if not np.isfinite(cost):
-            raise _diverged("the cost", f"in epoch {epoch + 1}", learning_rate)
+            raise _diverged("the cost", f"in epoch {epoch + 1}", learning_rate, path, saved)
         history.append({"epoch": epoch + 1, "cost": cost, "entries_per_s": rate})
         if callback is not None:
             callback(epoch + 1, cost, rate)
+        if path is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
+            trained = _fitted(model, tables, learning_rate, f"after epoch {epoch + 1}", path, saved)
+            position = {"epoch": epoch + 1, **run}
+            save_checkpoint(path, trained, _accumulators(tables), step=epoch + 1, position=position, totals=settings)
+            saved = epoch + 1
+    return _fitted(model, tables, learning_rate, f"after {epochs} epoch(s)", path, saved), history
+
+
+def _fitted(model: GloVe, tables, learning_rate: float, where: str, path: Path | None, saved: int | None) -> GloVe:
+    """`model` with the parameters of `tables`; `TrainingDiverged` if any is NaN or infinite."""
     word, context = tables
     dim = model.embedding_size
     fitted = (word[:, :dim], context[:, :dim], word[:, dim], context[:, dim + 1])
     if not all(bool(jnp.all(jnp.isfinite(a))) for a in fitted):
-        raise _diverged("the trained vectors", f"after {epochs} epoch(s)", learning_rate)
-    trained = eqx.tree_at(lambda m: (m.word, m.context, m.word_bias, m.context_bias), model, fitted)
-    return trained, history
+        raise _diverged("the trained vectors", where, learning_rate, path, saved)
+    return eqx.tree_at(lambda m: (m.word, m.context, m.word_bias, m.context_bias), model, fitted)
 
 
-def _diverged(what: str, where: str, learning_rate: float) -> TrainingDiverged:
+def _accumulators(tables) -> dict[str, Array]:
+    """The AdaGrad accumulators ``G`` ``[V, dim + 2]`` of the word and context tables: the optimiser state."""
+    word, context = tables
+    width = word.shape[1] // 2
+    return {"word": word[:, width:], "context": context[:, width:]}
+
+
+def _run_settings(entries: Entries, batch_size: int, key: PRNGKeyArray) -> dict[str, int]:
+    """What a resumed run must share with the run that wrote its checkpoint, as integers."""
+    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    words = {f"key{i}": int(v) for i, v in enumerate(np.asarray(data).ravel())}
+    return {"entries": int(entries.rows.shape[0]), "batch_size": int(batch_size), **words}
+
+
+def _resume(path: Path, model: GloVe, run: dict[str, int], settings: dict[str, float]):
+    """The model, the extended tables and the epoch to go on from, read from the checkpoint at `path`."""
+    shape = (model.num_embeddings, model.embedding_size + 2)
+    like = {name: jnp.zeros(shape, model.word.dtype) for name in ("word", "context")}
+    saved = load_checkpoint(path, like, model_like=model)
+    stored, totals = dict(saved.position or {}), dict(saved.totals or {})
+    found = {k: stored.get(k) for k in run} | {k: totals.get(k) for k in settings}
+    wanted = run | settings
+    differences = [f"{k}={found[k]} (this run: {wanted[k]})" for k in wanted if found[k] != wanted[k]]
+    if set(stored) != {"epoch", *run} or differences:
+        raise DataError(
+            f"{path} is a checkpoint of another GloVe run: it has {', '.join(differences) or sorted(stored)}. "
+            "Resume with the same entries, batch size, learning rate, clip and key, or start afresh with another file"
+        )
+    word, context = _extended(saved.model)
+    width = shape[1]
+    tables = (word.at[:, width:].set(saved.opt_state["word"]), context.at[:, width:].set(saved.opt_state["context"]))
+    return saved.model, tables, stored["epoch"]
+
+
+def _diverged(
+    what: str, where: str, learning_rate: float, path: Path | None = None, saved: int | None = None
+) -> TrainingDiverged:
+    last = f"; the last checkpoint, {path}, holds the finite state after epoch {saved}" if saved else ""
     return TrainingDiverged(
-        f"GloVe: {what} became NaN or infinite {where}; training stopped and nothing was returned or saved. "
+        f"GloVe: {what} became NaN or infinite {where}; training stopped and nothing was returned or saved{last}. "
         f"Lower the learning rate ({learning_rate:g}: learning_rate=... in fit_glove, --lr in zoo train), "
         "or check the data for bad values."
     )
