@@ -185,7 +185,7 @@ def train(
     start, position = 0, None
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     if resume and checkpoint is not None and checkpoint.exists():
-        model, opt_state, start, position, carry = load_checkpoint(
+        model, opt_state, start, position, carry, _ = load_checkpoint(
             checkpoint, opt_state, carry_like=carry, model_like=model
         )
     if mesh is not None:
