@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -128,6 +130,53 @@ KILLED_AFTER_CHECKPOINT = textwrap.dedent(
 
     training.save_checkpoint = write_then_die
     sys.exit(main(args))
+    """
+)
+
+
+def test_on_a_mesh_of_four_devices_a_stopped_and_resumed_run_ends_with_the_one_device_vectors(toy, tmp_path):
+    reference, _ = toy_fit(toy, "word2vec-skipgram", "jax")
+    out = tmp_path / "mesh.npz"
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run(
+        [sys.executable, "-c", MESH_RUN, str(Path(__file__).parent), str(tmp_path / "run.ckpt"), str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "4 devices, rows split: P('data', None), resumed at job 9" in done.stdout, done.stdout
+    with np.load(out) as trained:
+        np.testing.assert_array_equal(trained["input"], np.asarray(reference.input))
+        np.testing.assert_array_equal(trained["output"], np.asarray(reference.output))
+
+
+MESH_RUN = textwrap.dedent(
+    """
+    import sys
+    import jax, numpy as np, zoo
+    from jax.sharding import Mesh
+    sys.path.insert(0, sys.argv[1])
+    from test_word2vec import toy_sentences
+    from test_word2vec_resume import JOB_WORDS, Stop, stop_after
+    from zoo_word2vec.backends import SamplingTables
+    from zoo_word2vec.fit import build_vocab, fit, make_runner
+
+    sentences = toy_sentences(1500)
+    vocab = build_vocab(sentences, min_count=1)
+    model = zoo.build("word2vec-skipgram", vocab=vocab, key=jax.random.key(0), embedding_size=16, epochs=3)
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+    options = dict(backend="jax", progress=False, job_words=JOB_WORDS, mesh=mesh, checkpoint=sys.argv[2])
+    try:
+        fit(model, sentences, checkpoint_every=3, on_job=stop_after(11), **options)
+    except Stop:
+        pass
+    trained, stats = fit(model, sentences, resume=True, **options)
+    tables = SamplingTables(vocab.counts, 1e-3, 0.75)
+    split = make_runner(model, "jax", tables, job_words=JOB_WORDS, mesh=mesh)._params[0].sharding.spec
+    print(f"{len(jax.devices())} devices, rows split: {split}, resumed at job {stats.resumed.jobs}")
+    np.savez(sys.argv[3], input=np.asarray(trained.input), output=np.asarray(trained.output))
     """
 )
 

@@ -4,7 +4,9 @@
   NumPy copies of the matrices in place from several threads (numba, a regular
   dependency of zoo).
 - `JaxRunner`: one jit-compiled step per job (`zoo_word2vec.jax_step`), for
-  accelerators and as the CPU fallback.
+  accelerators and as the CPU fallback; given a mesh, the matrices' rows are
+  split over its devices (each holds a share of the tables, gathers and
+  scatter-adds reach the rows' owners) with the same result as on one device.
 
 `choose_backend("auto")` takes numba when it is installed and JAX computes on
 the CPU, and JAX otherwise.
@@ -19,6 +21,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from zoo.plugin_api import DataError
 from zoo_word2vec.sampling import alias_table, keep_thresholds, noise_distribution
@@ -138,6 +141,10 @@ class JaxRunner:
 
     `make_step(job_words=..., batch_windows=...)` builds the step, called as
     ``step((W, W'), (keep, alias_threshold, alias_index), extra, tokens, key, a0, a1)``.
+
+    With `mesh`, both matrices are split by rows over all of its devices (padded
+    with untouched rows to a multiple of their number); the job and the tables
+    are the same on every device.
     """
 
     parallel = False
@@ -151,11 +158,15 @@ class JaxRunner:
         job_words: int,
         batch_windows: int = 128,
         extra: tuple = (),
+        mesh: Mesh | None = None,
     ) -> None:
         self._model = _without_matrices(model)
         self._job_words = -(-job_words // batch_windows) * batch_windows
+        self._rows = (model.input.shape[0], model.output.shape[0])
         # copies: the step donates its matrices, and the caller's model must stay usable
         self._params = (jnp.array(model.input, copy=True), jnp.array(model.output, copy=True))
+        if mesh is not None:
+            self._params = tuple(_split_rows(p, mesh) for p in self._params)
         self._tables = tuple(
             jnp.asarray(a) for a in (tables.keep, tables.alias_threshold, tables.alias_index.astype(np.int32))
         )
@@ -179,7 +190,16 @@ class JaxRunner:
 
     def snapshot(self) -> Any:
         """The model with host copies of the matrices trained so far (the next step donates its own)."""
-        return _with_matrices(self._model, *(np.array(p) for p in self._params))
+        copies = (np.array(p)[:rows] for p, rows in zip(self._params, self._rows, strict=True))
+        return _with_matrices(self._model, *copies)
 
     def finish(self) -> Any:
-        return _with_matrices(self._model, *self._params)
+        matrices = (p if p.shape[0] == rows else p[:rows] for p, rows in zip(self._params, self._rows, strict=True))
+        return _with_matrices(self._model, *matrices)
+
+
+def _split_rows(matrix: jax.Array, mesh: Mesh) -> jax.Array:
+    """`matrix` ``[rows, dim]`` split by rows over every device of `mesh`, padded with zero rows
+    to a multiple of their number (no id reaches the padding)."""
+    padded = jnp.pad(matrix, ((0, -matrix.shape[0] % mesh.size), (0, 0)))
+    return jax.device_put(padded, NamedSharding(mesh, PartitionSpec(tuple(mesh.axis_names), None)))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+from jax.sharding import Mesh
 
 from zoo.plugin_api import DataError, Vocab, build_word_vocab, count_tokens, load_checkpoint
 from zoo_word2vec import fasttext_step, jax_step
@@ -83,9 +84,11 @@ _ALGORITHMS: dict[type, _Algorithm] = {
 }
 
 
-def make_runner(model: Any, backend: str, tables: SamplingTables, *, job_words: int) -> Runner:
+def make_runner(
+    model: Any, backend: str, tables: SamplingTables, *, job_words: int, mesh: Mesh | None = None
+) -> Runner:
     """What trains `model` on corpus jobs: its algorithm's numba kernel (``backend="numba"``)
-    or its jit-compiled JAX step (``"jax"``)."""
+    or its jit-compiled JAX step (``"jax"``, its matrices' rows split over `mesh` if given)."""
     algorithm = _ALGORITHMS.get(type(model))
     if algorithm is None:
         names = ", ".join(sorted(cls.__name__ for cls in _ALGORITHMS))
@@ -93,13 +96,15 @@ def make_runner(model: Any, backend: str, tables: SamplingTables, *, job_words: 
             f"fit trains {names} models (word2vec-skipgram, word2vec-cbow, fasttext), not a {type(model).__name__}"
         )
     extra = algorithm.extra(model)
+    if mesh is not None and backend != "jax":
+        raise DataError(f"a mesh needs backend='jax' (the numba kernels train on this host's CPU), got {backend!r}")
     if backend == "numba":
         from zoo_word2vec import kernels
 
         return NumbaRunner(model, tables, getattr(kernels, algorithm.kernel), extra)
     window, negative = int(model.spec["window"]), int(model.spec["negative"])
     build = partial(algorithm.make_step, window=window, negative=negative)
-    return JaxRunner(model, tables, build, job_words=job_words, extra=extra)
+    return JaxRunner(model, tables, build, job_words=job_words, extra=extra, mesh=mesh)
 
 
 def fit(
@@ -120,6 +125,7 @@ def fit(
     checkpoint_seconds: float | None = None,
     resume: bool = False,
     on_job: Callable[[Position], None] | None = None,
+    mesh: Mesh | None = None,
 ) -> tuple[Any, TrainStats]:
     """Train `model` (built with a ``words`` vocabulary that has counts) on `corpus`.
 
@@ -144,6 +150,8 @@ def fit(
       settings, vocabulary, corpus, `seed` and `job_words`); with one thread or JAX the
       result equals a run that was never stopped.
     - `on_job(position)`: called after each job (see `zoo_word2vec.training.run_epochs`).
+    - `mesh`: a `jax.sharding.Mesh` (JAX backend): the matrices' rows are split over its
+      devices, so each holds a share of the tables; the vectors equal a one-device run's.
 
     **Returns:** ``(trained model, TrainStats)``; `model` itself is left as it was.
 
@@ -167,9 +175,9 @@ def fit(
         model = saved.model
     vocab = vocabs["words"]
     tables = SamplingTables(vocab.counts, p["sample"], p["ns_exponent"])
-    backend = choose_backend(backend)
+    backend = choose_backend("jax" if mesh is not None and backend == "auto" else backend)
     threads = default_threads() if threads is None else threads
-    runner = make_runner(model, backend, tables, job_words=job_words)
+    runner = make_runner(model, backend, tables, job_words=job_words, mesh=mesh)
     del model  # the runner trains its own copies: a caller that keeps no reference frees the initial ones
     with encode_corpus(corpus, vocab, tokenizer, encoding=encoding, errors=errors) as encoded:
         stats = run_epochs(
