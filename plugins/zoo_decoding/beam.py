@@ -98,6 +98,7 @@ class BeamSearch(DecoderStrategy):
     def width(self) -> int:
         return self.beam_size
 
+    @jax.named_scope("beam")
     def __call__(
         self,
         step_fn: StepFn,

@@ -30,6 +30,7 @@ class GreedySearch(DecoderStrategy):
             raise ValueError(f"max_length must be at least 1, got {max_length}")
         self.max_length, self.min_length = max_length, min_length
 
+    @jax.named_scope("greedy")
     def __call__(
         self,
         step_fn: StepFn,

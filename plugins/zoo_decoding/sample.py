@@ -92,6 +92,7 @@ class Sampling(DecoderStrategy):
     def width(self) -> int:
         return self.num_samples
 
+    @jax.named_scope("sample")
     def __call__(
         self,
         step_fn: StepFn,

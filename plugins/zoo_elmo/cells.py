@@ -71,9 +71,11 @@ class LSTMPCell(RecurrentCell):
     def init_state(self) -> tuple[Array, Array]:
         return jnp.zeros(self.hidden_size), jnp.zeros(self.cell_size)
 
+    @jax.named_scope("lstmp")
     def project(self, x: Float[Array, " input"]) -> Float[Array, " gates"]:
         return x @ self.weight_x + self.bias
 
+    @jax.named_scope("lstmp")
     def recur(self, projected: Float[Array, " gates"], state: tuple[Array, Array]) -> tuple[Array, Array]:
         h, c = state
         i, f, g, o = jnp.split(projected + h @ self.weight_h, 4)

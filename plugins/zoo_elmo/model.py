@@ -190,6 +190,7 @@ class ELMo(ContextualEmbedder, Model):
         layers = jnp.stack(stack)[:, 1 : ids.shape[0] + 1]  # drop the boundaries
         return jnp.where(mask[None, :, None], layers, 0.0)
 
+    @jax.named_scope("elmo")
     def __call__(
         self,
         ids: Int[Array, " seq"],
@@ -275,6 +276,7 @@ class ELMo(ContextualEmbedder, Model):
         real = jnp.any(mask, axis=-1)
         return jnp.sum(jnp.where(real, f, 0.0)), jnp.sum(jnp.where(real, b, 0.0)), jnp.sum(jnp.where(real, n, 0))
 
+    @jax.named_scope("elmo.loss")
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean of the forward and backward LMs' cross-entropy per prediction."""
         forward, backward, count = self.lm_nll(batch, key=key)

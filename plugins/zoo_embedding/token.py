@@ -48,6 +48,7 @@ class TokenEmbedding(Embedder):
         self.embedding_size = embedding_size
         self.dropout = dropout
 
+    @jax.named_scope("token-embedding")
     def __call__(
         self,
         ids: Int[Array, " seq"],

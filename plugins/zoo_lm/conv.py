@@ -65,6 +65,7 @@ class CausalConv1d(eqx.Module):
         norm = jnp.sqrt(jnp.sum(self.weight**2, axis=(0, 1)))
         return self.weight * (self.gain / jnp.maximum(norm, 1e-12))
 
+    @jax.named_scope("CausalConv1d")
     def __call__(
         self, x: Float[Array, "seq fan_in"], mask: Bool[Array, " seq"], state: Float[Array, "history fan_in"]
     ) -> tuple[Float[Array, "seq fan_out"], Float[Array, "history fan_in"]]:
@@ -114,6 +115,7 @@ class TemporalBlock(eqx.Module):
     def init_state(self) -> tuple[Array, Array]:
         return self.first.init_state(), self.second.init_state()
 
+    @jax.named_scope("TemporalBlock")
     def __call__(
         self,
         x: Float[Array, "seq fan_in"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
@@ -22,7 +23,7 @@ class LinearOutputLanguageModel(LanguageModel):
     """A `LanguageModel` whose logits are an affine map of per-position features.
 
     A final subclass implements `features` and `output_layer` (and `init_state`);
-    `__call__` composes them, and the training loss goes through
+    `__call__` composes them (under ``jax.named_scope(spec.arch)``), and the training loss goes through
     `zoo.training.softmax_loss.linear_softmax_nll`, which reads the positions in chunks and
     never holds a whole batch's ``[positions, vocab]`` logits.
     """
@@ -51,16 +52,18 @@ class LinearOutputLanguageModel(LanguageModel):
         *,
         key: PRNGKeyArray | None = None,
     ) -> tuple[Float[Array, "seq vocab"], PyTree]:
-        x, state = self.features(ids, mask, state, key=key)
-        weight, bias = self.output_layer()
-        return x @ weight.T + bias, state
+        with jax.named_scope(self.spec.arch):
+            x, state = self.features(ids, mask, state, key=key)
+            weight, bias = self.output_layer()
+            return x @ weight.T + bias, state
 
     def carried_loss(
         self, batch: Mapping[str, Array], carry: PyTree, *, key: PRNGKeyArray | None = None
     ) -> tuple[Float[Array, ""], PyTree]:
         """`LanguageModel.carried_loss` through the chunked softmax: the same value and gradients."""
-        count = jnp.maximum(jnp.sum(batch["mask"]), 1)
-        x, carry = self._over_batch(self.features, batch, carry, key)
-        weights = (batch["mask"] / count).astype(jnp.float32).reshape(-1)
-        targets = batch["targets"].reshape(-1)
-        return linear_softmax_nll(x.reshape(-1, x.shape[-1]), *self.output_layer(), targets, weights), carry
+        with jax.named_scope(f"{self.spec.arch}.loss"):
+            count = jnp.maximum(jnp.sum(batch["mask"]), 1)
+            x, carry = self._over_batch(self.features, batch, carry, key)
+            weights = (batch["mask"] / count).astype(jnp.float32).reshape(-1)
+            targets = batch["targets"].reshape(-1)
+            return linear_softmax_nll(x.reshape(-1, x.shape[-1]), *self.output_layer(), targets, weights), carry

@@ -61,6 +61,7 @@ class PPMISVD(Model, Embedder):
         self.num_embeddings, self.embedding_size = size, dim
         self.spec, self.vocabs = spec, vocabs
 
+    @jax.named_scope("ppmi-svd")
     def __call__(
         self,
         ids: Int[Array, " seq"],
@@ -75,6 +76,7 @@ class PPMISVD(Model, Embedder):
         """``U Σ^eig`` per word, plus ``V Σ^(1−eig)`` with ``add_context``: ``[vocab, dim]``."""
         return self.word + self.context if self.spec["add_context"] else self.word
 
+    @jax.named_scope("ppmi-svd.loss")
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean ``(w_i · c_j − M_ij)²`` over the batch's entries."""
         rows, cols, values = batch["rows"], batch["cols"], batch["values"]

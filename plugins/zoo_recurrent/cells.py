@@ -69,9 +69,11 @@ class ElmanCell(RecurrentCell):
     def init_state(self) -> Float[Array, " hidden"]:
         return jnp.zeros(self.hidden_size)
 
+    @jax.named_scope("rnn")
     def project(self, x: Float[Array, " input"]) -> Float[Array, " hidden"]:
         return x @ self.weight_x + self.bias
 
+    @jax.named_scope("rnn")
     def recur(self, projected: Float[Array, " hidden"], state: Float[Array, " hidden"]) -> Float[Array, " hidden"]:
         pre = projected + state @ self.weight_h
         return jnp.tanh(pre) if self.nonlinearity == "tanh" else jax.nn.relu(pre)
@@ -113,9 +115,11 @@ class LSTMCell(RecurrentCell):
     def init_state(self) -> tuple[Array, Array]:
         return jnp.zeros(self.hidden_size), jnp.zeros(self.hidden_size)
 
+    @jax.named_scope("lstm")
     def project(self, x: Float[Array, " input"]) -> Float[Array, " gates"]:
         return x @ self.weight_x + self.bias
 
+    @jax.named_scope("lstm")
     def recur(self, projected: Float[Array, " gates"], state: tuple[Array, Array]) -> tuple[Array, Array]:
         h, c = state
         i, f, g, o = jnp.split(projected + h @ self.weight_h, 4)
@@ -126,6 +130,7 @@ class LSTMCell(RecurrentCell):
     def output(self, state: tuple[Array, Array]) -> Float[Array, " hidden"]:
         return state[0]
 
+    @jax.named_scope("lstm")
     def scan(
         self,
         projected: Float[Array, "seq gates"],
@@ -137,6 +142,7 @@ class LSTMCell(RecurrentCell):
         """The same values as the generic scan; the gradient comes from `zoo_recurrent.fused`."""
         return lstm_sequence(self.weight_h, projected, mask, state, forget_bias=self.forget_bias, reverse=reverse)
 
+    @jax.named_scope("lstm")
     def run(
         self,
         xs: Float[Array, "seq input"],
@@ -179,9 +185,11 @@ class GRUCell(RecurrentCell):
     def init_state(self) -> Float[Array, " hidden"]:
         return jnp.zeros(self.hidden_size)
 
+    @jax.named_scope("gru")
     def project(self, x: Float[Array, " input"]) -> Float[Array, " gates"]:
         return x @ self.weight_x + self.bias_x
 
+    @jax.named_scope("gru")
     def recur(self, projected: Float[Array, " gates"], state: Float[Array, " hidden"]) -> Float[Array, " hidden"]:
         xr, xz, xn = jnp.split(projected, 3)
         hr, hz, hn = jnp.split(state @ self.weight_h + self.bias_h, 3)

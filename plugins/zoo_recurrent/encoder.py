@@ -73,6 +73,7 @@ class RecurrentEncoder(Encoder):
         self.residual = residual
         self.dropout = dropout
 
+    @jax.named_scope("recurrent")
     def __call__(
         self,
         x: Float[Array, "src input"],

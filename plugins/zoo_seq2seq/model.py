@@ -81,6 +81,7 @@ class Seq2Seq(Model):
 
     # -- one example ----------------------------------------------------------------------
 
+    @jax.named_scope("seq2seq.encode")
     def encode(
         self, src: Int[Array, " src"], mask: Bool[Array, " src"], *, key: PRNGKeyArray | None = None
     ) -> tuple[EncoderOutput, Memory]:
@@ -91,6 +92,7 @@ class Seq2Seq(Model):
         enc = self.encoder(self.src_embedder(src, mask, key=k_emb), mask, key=k_enc)
         return enc, self.decoder.memory(enc, mask)
 
+    @jax.named_scope("seq2seq")
     def __call__(
         self,
         src: Int[Array, " src"],
@@ -111,6 +113,7 @@ class Seq2Seq(Model):
         bos = jnp.full((tgt.shape[0], 1), self.spec["bos_id"], dtype=tgt.dtype)
         return jnp.concatenate([bos, tgt[:, :-1]], axis=1)
 
+    @jax.named_scope("seq2seq.loss")
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean cross-entropy per real target token, with optional label smoothing."""
         tgt, tgt_mask = batch["tgt"], batch["tgt_mask"]
@@ -231,6 +234,7 @@ def _decode_batch(model: Seq2Seq, strategy: DecoderStrategy, src: Array, mask: A
     p = model.spec.params
     search_step = model.decoder.search_step(src.shape[0] * strategy.width * strategy.max_length)
 
+    @jax.named_scope("seq2seq.decode")
     def one(source, source_mask, k):
         enc, _ = model.encode(source, source_mask)  # its memory goes unused, and compiled away
         memory = model.decoder.search_memory(enc, source_mask)

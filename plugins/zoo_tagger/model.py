@@ -153,6 +153,7 @@ class Tagger(Model):
             parts.append(self._context_features(row, mask))
         return jnp.concatenate(parts, axis=-1)
 
+    @jax.named_scope("bilstm-tagger")
     def __call__(self, row: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, "seq tags"]:
         """Tag logits ``[seq, num_tags]`` of one sentence."""
         k_feat, k_in, k_enc, k_out = _keys(key, 4)
@@ -170,6 +171,7 @@ class Tagger(Model):
         keys = jax.random.split(key, batch["words"].shape[0])
         return jax.vmap(lambda r, k: self(r, key=k))(rows, keys)
 
+    @jax.named_scope("bilstm-tagger.loss")
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean cross-entropy per real token."""
         logp = jax.nn.log_softmax(self.logits(batch, key=key).astype(jnp.float32), axis=-1)

@@ -51,6 +51,7 @@ class Highway(eqx.Module):
         self.biases = tuple(jnp.concatenate([jnp.zeros(size), -jnp.ones(size)]) for _ in range(num_layers))
         self.size = size
 
+    @jax.named_scope("Highway")
     def __call__(self, x: Float[Array, "... size"]) -> Float[Array, "... size"]:
         for weight, bias in zip(self.weights, self.biases, strict=True):
             transform, gate = jnp.split(x @ weight + bias, 2, axis=-1)
@@ -164,6 +165,7 @@ class CNNEncoder(Encoder):
         self.activation = activation
         self.padding = padding
 
+    @jax.named_scope("cnn")
     def __call__(
         self,
         x: Float[Array, "src input"],

@@ -63,6 +63,7 @@ class TextCNN(Model):
         self.output = output
         self.spec, self.vocabs = spec, vocabs
 
+    @jax.named_scope("textcnn")
     def __call__(
         self, words: Int[Array, " seq"], mask: Bool[Array, " seq"], *, key: PRNGKeyArray | None = None
     ) -> Float[Array, " classes"]:
@@ -76,6 +77,7 @@ class TextCNN(Model):
         """Inference logits of a batch (no dropout)."""
         return jax.vmap(lambda w, m: self(w, m))(words, mask)
 
+    @jax.named_scope("textcnn.loss")
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
         """Mean cross-entropy over the real rows of the batch (all-pad filler rows weigh 0)."""
         words, mask, labels = batch["words"], batch["words_mask"], batch["labels"]
