@@ -179,12 +179,12 @@ def evaluate(vectors: Path, data: Path) -> dict:
 
     keyed = KeyedVectors.load_word2vec_format(vectors, binary=True)
     emb = data / "embeddings"
-    analogy = keyed.evaluate_word_analogies(emb / "questions-words.txt", restrict_vocab=30000)
+    analogy = keyed.analogy_report(emb / "questions-words.txt", restrict_vocab=30000)
     return {
         "analogy": 100 * analogy.score,
         "covered": analogy.covered,
-        "ws353": keyed.evaluate_word_pairs(emb / "wordsim353.tsv").spearman,
-        "simlex": keyed.evaluate_word_pairs(emb / "simlex999.txt").spearman,
+        "ws353": keyed.word_pairs_report(emb / "wordsim353.tsv").spearman,
+        "simlex": keyed.word_pairs_report(emb / "simlex999.txt").spearman,
     }
 
 

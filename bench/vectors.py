@@ -28,12 +28,12 @@ REFERENCE = {"model": "gensim skip-gram (issue)", "analogy": 0.175, "wordsim353"
 
 def evaluate(kv) -> dict[str, float]:
     """Google analogies (restrict 30000), WordSim-353 and SimLex-999 Spearman."""
-    analogy = kv.evaluate_word_analogies("google", restrict_vocab=30000)
+    analogy = kv.analogy_report("google", restrict_vocab=30000)
     return {
         "analogy": analogy.score,
         "analogy_covered": analogy.covered,
-        "wordsim353": kv.evaluate_word_pairs("wordsim353").spearman,
-        "simlex999": kv.evaluate_word_pairs("simlex999").spearman,
+        "wordsim353": kv.word_pairs_report("wordsim353").spearman,
+        "simlex999": kv.word_pairs_report("simlex999").spearman,
     }
 
 

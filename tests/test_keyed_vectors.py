@@ -39,7 +39,7 @@ def kv():
     return toy_vectors()
 
 
-def brute_force(kv, positive, negative, method="3cosadd", restrict=None, epsilon=1e-3):
+def brute_force(kv, positive, negative, method="3cosadd", restrict=None, epsilon=1e-6):
     unit = kv.vectors / np.linalg.norm(kv.vectors, axis=1, keepdims=True)
     unit = unit if restrict is None else unit[:restrict]
     cos = lambda w: unit @ (kv.vectors[kv.key_to_index[w]] / np.linalg.norm(kv.vectors[kv.key_to_index[w]]))
@@ -132,7 +132,7 @@ def test_get_vector_norm_and_missing_words(kv):
     raw = kv.get_vector("castle")
     unit = kv.get_vector("castle", norm=True)
     assert np.linalg.norm(unit) == pytest.approx(1.0, abs=1e-6) and np.linalg.norm(raw) > 1.05
-    with pytest.raises(KeyError, match=r"'quen' is not in the vocabulary.*queen"):
+    with pytest.raises(KeyError, match=r"Key 'quen' not present: not in the vocabulary of 10 words.*'queen'"):
         kv.get_vector("quen")
     assert "queen" in kv and "quen" not in kv and len(kv) == 10 and kv.vector_size == 8
 

@@ -66,7 +66,7 @@ def test_analogies_and_topics_are_learned(countries, tmp_path):
     kv = KeyedVectors.from_model(fit(vocab, counts))
     questions = tmp_path / "countries.txt"
     questions.write_text(country_questions())
-    result = kv.evaluate_word_analogies(questions)
+    result = kv.analogy_report(questions)
     assert result.covered == 112 and result.score >= 0.9
     sentences = topic_sentences()
     topic_vocab = build_word_vocab(count_tokens(sentences), min_count=1)

@@ -39,7 +39,7 @@ def test_eval_and_export(w2v_file, tmp_path, capsys):
     questions.write_text(": royal\nman woman king queen\n")
     assert main(["vectors", "eval", str(w2v_file), "--analogies", str(questions), "--pairs", str(pairs)]) == 0
     out = capsys.readouterr().out
-    expected = toy_vectors().evaluate_word_pairs(pairs).spearman
+    expected = toy_vectors().word_pairs_report(pairs).spearman
     assert "100.00% of 1 covered" in out and f"Spearman {expected:.4f}" in out
     text = tmp_path / "toy.txt"
     assert main(["vectors", "export", str(w2v_file), str(text), "--limit", "4"]) == 0

@@ -38,7 +38,7 @@ def questions(tmp_path):
 def test_analogy_sections_totals_and_coverage(questions):
     kv = toy()
     before = kv.vectors.copy()
-    result = kv.evaluate_word_analogies(questions)
+    result = kv.analogy_report(questions)
     score, sections = result  # unpacks like gensim's (score, sections)
     assert [s.name for s in sections] == ["royal", "gram-places", "Total accuracy"]
     royal = sections[0]
@@ -46,15 +46,21 @@ def test_analogy_sections_totals_and_coverage(questions):
     assert result.covered == 4 and result.skipped == 1 and result.questions == 5
     assert score == pytest.approx(len(result.total.correct) / 4)
     assert result.semantic_accuracy == 1.0 and result.syntactic_accuracy in (0.0, 1.0)
+    assert royal.correct[0] == ("MAN", "WOMAN", "KING", "QUEEN")  # uppercased, as gensim reports them
+    gensim_score, gensim_sections = kv.evaluate_word_analogies(questions)
+    assert (gensim_score, gensim_sections) == result.as_gensim() and gensim_score == score
+    assert gensim_sections[0] == {"section": "royal", "correct": list(royal.correct), "incorrect": []}
     np.testing.assert_array_equal(kv.vectors, before)
 
 
 def test_analogy_restrict_vocab_case_and_dummy(questions):
     kv = toy()
-    assert kv.evaluate_word_analogies(questions, restrict_vocab=4).covered == 2  # only man woman king queen
-    assert kv.evaluate_word_analogies(questions, case_insensitive=False).covered == 3
-    dummy = kv.evaluate_word_analogies(questions, dummy4unknown=True)
-    assert dummy.skipped == 0 and dummy.covered == 5 and dummy.score < kv.evaluate_word_analogies(questions).score
+    assert kv.analogy_report(questions, restrict_vocab=4).covered == 2  # only man woman king queen
+    assert kv.analogy_report(questions, case_insensitive=False).covered == 3
+    dummy = kv.analogy_report(questions, dummy4unknown=True)
+    assert dummy.skipped == 0 and dummy.covered == 5 and dummy.score < kv.analogy_report(questions).score
+    none = kv.analogy_report(questions, restrict_vocab=0)
+    assert np.isnan(none.score) and none.as_gensim()[0] == 0.0  # gensim's score when nothing is covered
 
 
 def test_analogy_method_changes_answers(tmp_path):
@@ -67,11 +73,11 @@ def test_analogy_method_changes_answers(tmp_path):
         lines.append(f"{a} {b} {c} {kv.most_similar([b, c], [a], topn=1)[0][0]}")
     path = tmp_path / "q.txt"
     path.write_text("\n".join(lines))
-    assert kv.evaluate_word_analogies(path).score == 1.0  # batched = one by one
-    cosmul = kv.evaluate_word_analogies(path, method="3cosmul").score
+    assert kv.analogy_report(path).score == 1.0  # batched = one by one
+    cosmul = kv.analogy_report(path, method="3cosmul").score
     assert 0.0 < cosmul < 1.0
     with pytest.raises(DataError, match="3cosadd"):
-        kv.evaluate_word_analogies(path, method="cosine")
+        kv.analogy_report(path, method="cosine")
 
 
 def test_analogy_file_errors(tmp_path):
@@ -107,7 +113,7 @@ def pairs(tmp_path):
 def test_word_pairs_correlations_and_oov(pairs):
     kv = toy()
     before = kv.vectors.copy()
-    result = kv.evaluate_word_pairs(pairs)
+    result = kv.word_pairs_report(pairs)
     assert result.pairs == 6 and result.scored == 5 and result.oov_fraction == pytest.approx(1 / 6)
     sims = [
         kv.similarity(a, b)
@@ -116,21 +122,29 @@ def test_word_pairs_correlations_and_oov(pairs):
     gold = [8.5, 9.0, 1.0, 7.0, 8.0]
     assert result.spearman == pytest.approx(spearman(gold, sims))
     assert result.pearson == pytest.approx(pearson(gold, sims))
+    gensim_pearson, gensim_spearman, oov_ratio = kv.evaluate_word_pairs(pairs)  # gensim's tuple
+    assert gensim_pearson.statistic == pytest.approx(result.pearson) and gensim_spearman[0] == result.spearman
+    assert oov_ratio == pytest.approx(100 / 6) and 0 < gensim_pearson.pvalue < 1
     np.testing.assert_array_equal(kv.vectors, before)
 
 
 def test_word_pairs_parameters_change_the_outcome(pairs, tmp_path):
     kv = toy()
-    base = kv.evaluate_word_pairs(pairs)
-    assert kv.evaluate_word_pairs(pairs, case_insensitive=False).scored == 4
-    assert kv.evaluate_word_pairs(pairs, restrict_vocab=4).scored == 1  # man woman king queen
-    dummy = kv.evaluate_word_pairs(pairs, dummy4unknown=True)
+    base = kv.word_pairs_report(pairs)
+    assert kv.word_pairs_report(pairs, case_insensitive=False).scored == 4
+    assert kv.word_pairs_report(pairs, restrict_vocab=4).scored == 1  # man woman king queen
+    dummy = kv.word_pairs_report(pairs, dummy4unknown=True)
     assert dummy.scored == 6 and dummy.spearman != base.spearman
     semicolons = tmp_path / "pairs.csv"
     semicolons.write_text(PAIRS.replace("\t", ";"))
-    assert kv.evaluate_word_pairs(semicolons, delimiter=";") == base
+    assert kv.word_pairs_report(semicolons, delimiter=";") == base
     with pytest.raises(DataError, match=r"pairs\.csv:2"):
-        kv.evaluate_word_pairs(semicolons)
+        kv.word_pairs_report(semicolons)
+    latin1 = tmp_path / "pairs-latin1.tsv"
+    latin1.write_bytes("king\tqueen\t8.5\nking\tprince\t9.0\nman\tcaf\u00e9\t1.0\n".encode("latin-1"))
+    assert kv.word_pairs_report(latin1, encoding="latin-1").pairs == 3
+    with pytest.raises(DataError, match="one of the 6 pairs|1 of the 6 pairs"):
+        kv.evaluate_word_pairs(pairs, restrict_vocab=4)  # gensim's tuple needs two scored pairs
 
 
 def test_rank_correlation_handles_ties():

@@ -111,7 +111,7 @@ def run_eval(args: argparse.Namespace) -> int:
     kv = _load(args)
     print(f"{args.file}: {len(kv)} words, dim {kv.vector_size}")
     for path in args.analogies:
-        result = kv.evaluate_word_analogies(
+        result = kv.analogy_report(
             path, restrict_vocab=args.restrict_vocab, case_insensitive=not args.case_sensitive, method=args.method
         )
         print(
@@ -123,7 +123,7 @@ def run_eval(args: argparse.Namespace) -> int:
             for section in result.sections[:-1]:
                 print(f"  {section.name:30s} {100 * section.accuracy:6.2f}% of {section.covered}")
     for path in args.pairs:
-        pairs = kv.evaluate_word_pairs(path, case_insensitive=not args.case_sensitive)
+        pairs = kv.word_pairs_report(path, case_insensitive=not args.case_sensitive)
         print(
             f"pairs {path}: Spearman {pairs.spearman:.4f}, Pearson {pairs.pearson:.4f}, "
             f"oov {100 * pairs.oov_fraction:.1f}% ({pairs.scored} of {pairs.pairs} pairs)"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -98,6 +98,16 @@ class AnalogyResult(NamedTuple):
     def syntactic_accuracy(self) -> float:
         """Accuracy over the ``gram*`` sections of the Google set."""
         return self._accuracy(True)
+
+    def as_gensim(self) -> tuple[float, list[dict[str, Any]]]:
+        """gensim's ``(score, sections)``: each section a dict ``{"section": name, "correct":
+        [(a, b, c, expected), ...], "incorrect": [...]}``, the last ``"Total accuracy"``;
+        the score is 0.0, not NaN, when no question was covered."""
+        sections = [
+            {"section": s.name, "correct": list(s.correct), "incorrect": list(s.incorrect)} for s in self.sections
+        ]
+        total = self.total
+        return (len(total.correct) / total.covered if total.covered else 0.0), sections
 
 
 def read_analogies(path: str | os.PathLike) -> list[tuple[str, list[Question]]]:
@@ -203,7 +213,7 @@ def evaluate_analogies(
     words: Sequence[str],
     path: str | os.PathLike = "google",
     *,
-    restrict_vocab: int | None = 30000,
+    restrict_vocab: int | None = 300000,
     case_insensitive: bool = True,
     dummy4unknown: bool = False,
     method: str = "3cosadd",
@@ -216,7 +226,8 @@ def evaluate_analogies(
     - `vectors`: ``[V, D]`` rows in the order of `words` (most frequent first).
     - `path`: a file, or ``"google"`` for the shipped Google analogy set.
     - `restrict_vocab`: questions and answers use only the first (most frequent) words.
-    - `case_insensitive`: match ignoring case; each word's most frequent casing is used.
+    - `case_insensitive`: match ignoring case; each word's most frequent casing is used, and
+      the questions in the result are uppercased (as gensim reports them).
     - `dummy4unknown`: count questions with an unknown word as wrong instead of skipping them.
     - `method`: ``"3cosadd"`` (gensim's `most_similar`) or ``"3cosmul"``.
 
@@ -248,7 +259,7 @@ def evaluate_analogies(
             if ok is None and not dummy4unknown:
                 skipped += 1
             else:
-                (correct if ok else incorrect).append(question)
+                (correct if ok else incorrect).append(tuple(fold(w) for w in question))
         sections.append(AnalogySection(name, correct, incorrect, skipped))
     total = AnalogySection(
         "Total accuracy",

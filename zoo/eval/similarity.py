@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.stats
@@ -20,12 +20,15 @@ from zoo.errors import DataError
 from zoo.eval.datasets import dataset_path
 
 __all__ = [
+    "PairScores",
     "WordPairsResult",
     "evaluate_word_pairs",
+    "gensim_word_pairs",
     "lookup_table",
     "pearson",
     "rankdata",
     "read_word_pairs",
+    "score_word_pairs",
     "spearman",
 ]
 
@@ -79,11 +82,14 @@ def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -
     return float("nan") if pair is None else float(scipy.stats.spearmanr(*pair).statistic)
 
 
-def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t") -> list[tuple[str, str, float]]:
-    """``(word1, word2, score)`` per line of a pairs file (or shipped set name); ``#`` lines skipped."""
+def read_word_pairs(
+    path: str | os.PathLike, delimiter: str = "\t", encoding: str = "utf-8"
+) -> list[tuple[str, str, float]]:
+    """``(word1, word2, score)`` per line of a pairs file (or shipped set name); ``#`` lines and
+    blank lines skipped, columns after the third ignored."""
     path = dataset_path(path)
     pairs = []
-    for number, line in read_lines(path, what="word-pairs file"):
+    for number, line in read_lines(path, encoding=encoding, what="word-pairs file"):
         if not line.strip() or line.startswith("#"):
             continue
         fields = line.rstrip("\r").split(delimiter)
@@ -91,7 +97,8 @@ def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t") -> list[tupl
             pairs.append((fields[0], fields[1], float(fields[2])))
         except (IndexError, ValueError) as error:
             raise DataError(
-                f"{path}:{number}: expected 'word1{delimiter!r}word2{delimiter!r}score', got {line.strip()!r}"
+                f"{path}:{number}: expected 'word1{delimiter!r}word2{delimiter!r}score', got {line.strip()!r} "
+                "(a header line needs a leading '#')"
             ) from error
     return pairs
 
@@ -108,23 +115,44 @@ def lookup_table(words: Sequence[str], restrict_vocab: int | None, case_insensit
     return table
 
 
-def evaluate_word_pairs(
+class PairScores(NamedTuple):
+    """A pairs file scored by a model (what both `evaluate_word_pairs` and `gensim_word_pairs` read).
+
+    - `gold`: ``[n]`` float64 human scores of the pairs that entered;
+    - `model`: ``[n]`` float32 cosines of the same pairs (0 for a pair with an unknown word,
+      which enters only under `dummy4unknown`);
+    - `oov`: pairs with a word outside the vocabulary; `pairs`: pairs in the file.
+    """
+
+    gold: np.ndarray
+    model: np.ndarray
+    oov: int
+    pairs: int
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(vector)
+    return vector / norm if norm > 0 else vector
+
+
+def score_word_pairs(
     vectors: np.ndarray,
     words: Sequence[str],
     path: str | os.PathLike = "wordsim353",
     *,
+    delimiter: str = "\t",
+    encoding: str = "utf-8",
     restrict_vocab: int | None = 300000,
     case_insensitive: bool = True,
-    delimiter: str = "\t",
     dummy4unknown: bool = False,
-) -> WordPairsResult:
-    """Correlate cosine similarities with human judgements.
+) -> PairScores:
+    """Score each pair of a pairs file with the cosine of its two vectors (float32, as gensim).
 
     **Arguments:**
 
     - `vectors`: ``[V, D]`` rows in the order of `words` (frequency order).
     - `path`: a pairs file or a shipped set (``"wordsim353"``, ``"simlex999"``).
-    - `restrict_vocab`: only the first (most frequent) words count as known.
+    - `restrict_vocab`: only the first (most frequent) words count as known (None: all).
     - `case_insensitive`: match words ignoring case (most frequent casing wins).
     - `dummy4unknown`: score a pair with an unknown word 0 instead of leaving it out.
 
@@ -132,7 +160,7 @@ def evaluate_word_pairs(
     """
     table = lookup_table(words, restrict_vocab, case_insensitive)
     fold = str.upper if case_insensitive else (lambda w: w)
-    pairs = read_word_pairs(path, delimiter)
+    pairs = read_word_pairs(path, delimiter, encoding)
     gold, model, oov = [], [], 0
     for a, b, score in pairs:
         ia, ib = table.get(fold(a)), table.get(fold(b))
@@ -142,14 +170,53 @@ def evaluate_word_pairs(
                 gold.append(score)
                 model.append(0.0)
             continue
-        va, vb = np.asarray(vectors[ia], np.float64), np.asarray(vectors[ib], np.float64)
-        norms = np.linalg.norm(va) * np.linalg.norm(vb)
+        va, vb = (np.asarray(vectors[i], dtype=np.float32) for i in (ia, ib))
         gold.append(score)
-        model.append(float(np.dot(va, vb) / norms) if norms > 0 else 0.0)
-    return WordPairsResult(
-        pearson=pearson(gold, model),
-        spearman=spearman(gold, model),
-        oov_fraction=oov / len(pairs) if pairs else float("nan"),
-        pairs=len(pairs),
-        scored=len(gold),
+        model.append(np.dot(_unit(va), _unit(vb)))
+    return PairScores(np.asarray(gold, np.float64), np.asarray(model, np.float32), oov, len(pairs))
+
+
+def evaluate_word_pairs(
+    vectors: np.ndarray,
+    words: Sequence[str],
+    path: str | os.PathLike = "wordsim353",
+    *,
+    delimiter: str = "\t",
+    encoding: str = "utf-8",
+    restrict_vocab: int | None = 300000,
+    case_insensitive: bool = True,
+    dummy4unknown: bool = False,
+) -> WordPairsResult:
+    """Correlate cosine similarities with human judgements (arguments as `score_word_pairs`);
+    NaN correlations, not an error, where fewer than two pairs are scored."""
+    scores = score_word_pairs(
+        vectors,
+        words,
+        path,
+        delimiter=delimiter,
+        encoding=encoding,
+        restrict_vocab=restrict_vocab,
+        case_insensitive=case_insensitive,
+        dummy4unknown=dummy4unknown,
     )
+    return WordPairsResult(
+        pearson=pearson(scores.gold, scores.model),
+        spearman=spearman(scores.gold, scores.model),
+        oov_fraction=scores.oov / scores.pairs if scores.pairs else float("nan"),
+        pairs=scores.pairs,
+        scored=len(scores.gold),
+    )
+
+
+def gensim_word_pairs(scores: PairScores, path: str | os.PathLike = "the pairs file") -> tuple[Any, Any, float]:
+    """gensim's ``(pearson, spearman, oov_ratio)`` of scored pairs: scipy's `pearsonr` and
+    `spearmanr` results (``(statistic, pvalue)`` tuples) and the percentage of pairs with an
+    unknown word. Raises `DataError` when fewer than two pairs were scored."""
+    if len(scores.gold) < 2:
+        raise DataError(
+            f"{len(scores.gold)} of the {scores.pairs} pairs of {path} could be scored ({scores.oov} have a word "
+            "outside the vocabulary); a correlation needs two: raise restrict_vocab, or pass dummy4unknown=True"
+        )
+    pearson_result = scipy.stats.pearsonr(scores.gold, scores.model)
+    spearman_result = scipy.stats.spearmanr(scores.gold, scores.model)
+    return pearson_result, spearman_result, scores.oov / scores.pairs * 100

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,17 +14,21 @@ from zoo.building.files import is_safetensors
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
-from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs
+from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs, gensim_word_pairs, score_word_pairs
 from zoo.vectors.fasttext_bin import is_fasttext_bin, read_fasttext_bin, write_fasttext_bin
 from zoo.vectors.fasttext_model import FastTextModel, fasttext_from_zoo
 from zoo.vectors.formats import read_word2vec, write_word2vec
 
-__all__ = ["KeyedVectors", "OOVFunction"]
+__all__ = ["Key", "KeyedVectors", "OOVFunction", "Term"]
 
 OOVFunction = Callable[[str], Any]
 """``oov(word) -> vector [dim]`` for a word outside the vocabulary (FastText's n-gram sum)."""
 
-Term = str | np.ndarray | tuple[str | np.ndarray, float]
+Key = str | int
+"""A word, or a row number (as in gensim)."""
+
+Term = Key | np.ndarray | tuple[Key | np.ndarray, float]
+"""A query term: a key, a raw ``[D]`` vector, or a ``(key or vector, weight)`` pair."""
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
@@ -31,16 +36,34 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.where(norms > 0, norms, 1.0)
 
 
-def _terms(value: Term | Iterable[Term] | None) -> list[Term]:
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+
+def _is_key(x: Any) -> bool:
+    return isinstance(x, str) or _is_int(x)
+
+
+def _ensure_list(value: Any) -> list:
+    """gensim's reading of `positive` / `negative`: None is no term; one key, one ``[D]``
+    vector or one ``(key, float weight)`` pair is one term; a ``[n, D]`` array is n vectors."""
     if value is None:
         return []
-    if isinstance(value, str | np.ndarray) or (isinstance(value, tuple) and len(value) == 2 and _is_weight(value[1])):
-        return [value]  # one term, not a list of them
+    if _is_key(value) or (isinstance(value, np.ndarray) and value.ndim == 1):
+        return [value]
+    if isinstance(value, np.ndarray) and value.ndim == 2:
+        return list(value)
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], float | np.floating):
+        return [value]
     return list(value)
 
 
-def _is_weight(x: Any) -> bool:
-    return isinstance(x, int | float | np.floating) and not isinstance(x, bool)
+def _weighted_term(item: Any, default: float) -> tuple[Key | np.ndarray, float]:
+    if _is_key(item) or isinstance(item, np.ndarray):
+        return item, default
+    if isinstance(item, tuple | list) and len(item) == 2:
+        return item[0], float(item[1])
+    raise DataError(f"a query term is a word, a row number, a vector or a (term, weight) pair; got {item!r}")
 
 
 class KeyedVectors:
@@ -78,6 +101,7 @@ class KeyedVectors:
         self.vectors = array
         self.counts = None if counts is None else np.asarray(counts, dtype=np.int64)
         self.oov = oov
+        self._norms: np.ndarray | None = None
         self._unit: np.ndarray | None = None
 
     # -- construction ---------------------------------------------------------------------
@@ -211,12 +235,16 @@ class KeyedVectors:
     def __len__(self) -> int:
         return len(self.index_to_key)
 
-    def __contains__(self, word: object) -> bool:
-        """True for vocabulary words (words only the `oov` function knows are not "in")."""
-        return word in self.key_to_index
+    def __contains__(self, key: object) -> bool:
+        """gensim's `has_index_for`: a vocabulary word or a row number (words only the
+        `oov` function knows are not "in")."""
+        return self.has_index_for(key)
 
-    def __getitem__(self, word: str) -> np.ndarray:
-        return self.get_vector(word)
+    def __getitem__(self, key_or_keys: Key | Iterable[Key]) -> np.ndarray:
+        """The vector ``[D]`` of one key, or ``[n, D]`` of a list of keys (as gensim)."""
+        if _is_key(key_or_keys):
+            return self.get_vector(key_or_keys)
+        return np.stack([self.get_vector(key) for key in key_or_keys])
 
     def __repr__(self) -> str:
         return f"KeyedVectors({len(self)} words, dim {self.vector_size})"
@@ -226,174 +254,450 @@ class KeyedVectors:
         return int(self.vectors.shape[1])
 
     @property
+    def norms(self) -> np.ndarray:
+        """``[V]`` the length of each row (float32); computed once."""
+        if self._norms is None:
+            norms = np.linalg.norm(self.vectors, axis=1)
+            norms.flags.writeable = False
+            self._norms = norms
+        return self._norms
+
+    @property
     def unit_vectors(self) -> np.ndarray:
         """``[V, D]`` rows scaled to unit length (zero rows stay zero); computed once."""
         if self._unit is None:
-            unit = _unit_rows(self.vectors)
+            norms = self.norms[:, None]
+            unit = self.vectors / np.where(norms > 0, norms, 1.0)
             unit.flags.writeable = False
             self._unit = unit
         return self._unit
 
-    def get_vector(self, word: str, *, norm: bool = False) -> np.ndarray:
-        """The vector ``[D]`` of `word` (unit length with `norm`).
+    def fill_norms(self, force: bool = False) -> None:
+        """gensim's way to compute the norms ahead; here they are computed on first use."""
+        if force:
+            self._norms = self._unit = None
+        self.norms  # noqa: B018 (computes and keeps them)
+
+    def get_normed_vectors(self) -> np.ndarray:
+        """gensim's name for `unit_vectors` (``[V, D]``, read-only)."""
+        return self.unit_vectors
+
+    def get_index(self, key: Key, default: int | None = None) -> int:
+        """The row of `key`: a vocabulary word's row, or a row number ``0 <= key < len`` itself.
+
+        A key that is neither returns `default` when it is not None, else raises `KeyError`.
+        """
+        if isinstance(key, str):
+            index = self.key_to_index.get(key)
+            if index is not None:
+                return index
+        elif _is_int(key) and 0 <= key < len(self):
+            return int(key)
+        if default is not None:
+            return default
+        raise self._missing(key)
+
+    def has_index_for(self, key: object) -> bool:
+        """True for a vocabulary word or a row number in range."""
+        return _is_key(key) and self.get_index(key, -1) >= 0
+
+    def get_vecattr(self, key: Key, attr: str) -> int:
+        """gensim's per-word attribute; zoo keeps one, ``"count"`` (the corpus frequency)."""
+        if attr != "count":
+            raise DataError(f"KeyedVectors keeps one attribute per word, 'count'; got {attr!r}")
+        if self.counts is None:
+            raise DataError("these vectors carry no counts (a word2vec or GloVe file has none)")
+        return int(self.counts[self.get_index(key)])
+
+    def get_vector(self, key: Key, norm: bool = False) -> np.ndarray:
+        """The vector ``[D]`` of `key` (a word or a row number; unit length with `norm`).
 
         Words outside the vocabulary go to the `oov` function if there is one,
         else raise `KeyError` naming close vocabulary words.
         """
-        index = self.key_to_index.get(word)
-        if index is not None:
+        index = self.get_index(key, -1)
+        if index >= 0:
             return self.unit_vectors[index] if norm else self.vectors[index]
-        if self.oov is None:
-            raise KeyError(
-                f"{word!r} is not in the vocabulary of {len(self)} words." + close_matches(word, self._near(word))
-            )
-        vector = np.asarray(self.oov(word), dtype=np.float32)
+        if self.oov is None or not isinstance(key, str):
+            raise self._missing(key)
+        vector = np.asarray(self.oov(key), dtype=np.float32)
         if vector.shape != (self.vector_size,):
             raise WeightsError(
-                f"the oov function returned shape {vector.shape} for {word!r}, expected ({self.vector_size},)"
+                f"the oov function returned shape {vector.shape} for {key!r}, expected ({self.vector_size},)"
             )
         return _unit_rows(vector) if norm else vector
+
+    def get_mean_vector(
+        self,
+        keys: Iterable[Key | np.ndarray],
+        weights: Sequence[float] | np.ndarray | None = None,
+        pre_normalize: bool = True,
+        post_normalize: bool = False,
+        ignore_missing: bool = True,
+    ) -> np.ndarray:
+        """``[D]`` the weighted mean of the vectors of `keys` (words, row numbers or raw ``[D]``
+        vectors), divided by the sum of the absolute weights of the keys used.
+
+        `pre_normalize` scales each word's vector (not a raw vector) to unit length first,
+        `post_normalize` the mean after. A key without a vector is skipped, or raises
+        `KeyError` when `ignore_missing` is False.
+        """
+        keys = list(keys)
+        if not keys:
+            raise DataError("cannot compute a mean of no keys: give at least one word or vector")
+        weights = np.ones(len(keys)) if weights is None else np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(keys),):
+            raise DataError(f"{len(keys)} keys but weights of shape {weights.shape}: give one weight per key")
+        total, mean = 0.0, np.zeros(self.vector_size, dtype=np.float64)
+        for key, weight in zip(keys, weights, strict=True):
+            if isinstance(key, np.ndarray):
+                vector = key
+                if vector.shape != (self.vector_size,):
+                    raise DataError(f"a vector of shape {vector.shape} among the keys; expected ({self.vector_size},)")
+            elif self._has_vector(key):
+                vector = self.get_vector(key, norm=pre_normalize)
+            elif not ignore_missing:
+                raise self._missing(key)
+            else:
+                continue
+            mean += weight * vector
+            total += abs(weight)
+        if total > 0:
+            mean /= total
+        mean = mean.astype(np.float32)
+        return _unit_rows(mean) if post_normalize else mean
+
+    def _has_vector(self, key: object) -> bool:
+        """A vocabulary word or row, or any word when an `oov` function supplies vectors."""
+        return self.has_index_for(key) or (isinstance(key, str) and self.oov is not None)
+
+    def _missing(self, key: object) -> KeyError:
+        hint = close_matches(key, self._near(key)) if isinstance(key, str) else ""
+        if _is_int(key):
+            hint = f" (rows are numbered 0 to {len(self) - 1})"
+        return KeyError(f"Key '{key}' not present: not in the vocabulary of {len(self)} words.{hint}")
 
     def _near(self, word: str) -> list[str]:
         head = self.index_to_key[:50000]
         return [w for w in head if w[:1].lower() == word[:1].lower()]
 
-    def _term_vector(self, term: str | np.ndarray) -> np.ndarray:
-        return (
-            _unit_rows(np.asarray(term, np.float32))
-            if isinstance(term, np.ndarray)
-            else self.get_vector(term, norm=True)
-        )
-
-    def _weighted(self, positive: Any, negative: Any) -> tuple[list[tuple[np.ndarray, float]], set[int]]:
-        terms = [(t, 1.0) for t in _terms(positive)] + [(t, -1.0) for t in _terms(negative)]
-        if not terms:
-            raise DataError("give at least one positive or negative word")
-        weighted, used = [], set()
-        for term, sign in terms:
-            weight = 1.0
-            if isinstance(term, tuple):
-                term, weight = term
-            weighted.append((self._term_vector(term), sign * float(weight)))
-            if isinstance(term, str) and term in self.key_to_index:
-                used.add(self.key_to_index[term])
-        return weighted, used
-
-    def _top(self, scores: np.ndarray, topn: int | None, exclude: set[int]) -> Any:
-        if topn is None:
-            return scores
-        if topn < 0:
-            raise DataError(f"topn must be at least 0 or None, got {topn}")
-        wanted = min(topn + len(exclude), len(scores))
-        best = np.argpartition(-scores, wanted - 1)[:wanted] if wanted else np.array([], dtype=np.int64)
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return [(self.index_to_key[i], float(scores[i])) for i in best if i not in exclude][:topn]
-
-    def _candidates(self, restrict_vocab: int | None) -> np.ndarray:
-        return self.unit_vectors if restrict_vocab is None else self.unit_vectors[:restrict_vocab]
-
     # -- similarity -----------------------------------------------------------------------
+
+    def _row_dots(self, vector: np.ndarray, end: int | None = None, start: int = 0) -> np.ndarray:
+        """``[end - start]`` each row's dot product with `vector` over the row's norm (the cosine
+        when `vector` has unit length); 0 for a zero row."""
+        dots = self.vectors[start:end] @ np.asarray(vector, dtype=np.float32)
+        norms = self.norms[start:end]
+        return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+
+    def _best(self, scores: np.ndarray, topn: int, exclude: set[int], offset: int = 0) -> list[tuple[str, float]]:
+        """The `topn` highest scores as ``(word, score)``, rows in `exclude` left out (row = offset + position)."""
+        wanted = min(topn + len(exclude), len(scores))
+        best = np.argpartition(-scores, wanted - 1)[:wanted] if wanted else np.zeros(0, dtype=np.int64)
+        best = best[np.argsort(-scores[best], kind="stable")]
+        rows = [offset + int(i) for i in best if offset + int(i) not in exclude]
+        return [(self.index_to_key[row], float(scores[row - offset])) for row in rows[:topn]]
 
     def most_similar(
         self,
         positive: Term | Iterable[Term] | None = None,
         negative: Term | Iterable[Term] | None = None,
         topn: int | None = 10,
+        clip_start: int = 0,
+        clip_end: int | None = None,
         restrict_vocab: int | None = None,
+        indexer: Any = None,
     ) -> Any:
-        """The `topn` words closest (cosine) to the mean of the unit vectors of
-        `positive` minus those of `negative` (3CosAdd); input words are excluded.
+        """The `topn` words closest (cosine) to the weighted mean of `positive` minus
+        `negative` (3CosAdd); the input words are left out.
 
-        Terms are words, vectors, or ``(word, weight)`` pairs. `restrict_vocab`
-        searches only the first (most frequent) words. `topn=None` returns the
-        similarity to every candidate word as an array.
+        Terms are words, row numbers, raw ``[D]`` vectors (used as they are, not scaled) or
+        ``(term, weight)`` pairs; a word's unit vector has weight 1 when positive, -1 when
+        negative, and a pair's weight is used as given (give ``("man", -1.0)`` among the
+        negatives). `restrict_vocab` searches only the first (most frequent) words, else
+        rows ``clip_start:clip_end``. `topn=None` returns the similarity to every candidate
+        row as a ``[n]`` array; `topn < 1` returns ``[]``. An `indexer` (gensim's approximate
+        neighbour indexes) answers instead with ``indexer.most_similar(mean, topn)``.
         """
-        weighted, used = self._weighted(positive, negative)
-        mean = _unit_rows(np.mean([v * w for v, w in weighted], axis=0))
-        scores = self._candidates(restrict_vocab) @ mean
-        return self._top(scores, topn, used)
+        if _is_int(topn) and topn < 1:
+            return []
+        keys, weights = [], []
+        for default, items in ((1.0, _ensure_list(positive)), (-1.0, _ensure_list(negative))):
+            for item in items:
+                key, weight = _weighted_term(item, default)
+                keys.append(key)
+                weights.append(weight)
+        if not keys:
+            raise DataError("give at least one positive or negative word or vector")
+        mean = self.get_mean_vector(keys, weights, pre_normalize=True, post_normalize=True, ignore_missing=False)
+        inputs = {self.get_index(key) for key in keys if self.has_index_for(key)}
+        if indexer is not None and _is_int(topn):
+            return indexer.most_similar(mean, topn)
+        start, end = (0, restrict_vocab) if restrict_vocab else (clip_start, clip_end or len(self))
+        scores = self._row_dots(mean, end, start)
+        if not topn:
+            return scores
+        return self._best(scores, topn, inputs, offset=start)
 
     def most_similar_cosmul(
         self,
-        positive: Term | Iterable[Term] | None = None,
-        negative: Term | Iterable[Term] | None = None,
+        positive: Key | np.ndarray | Iterable[Key | np.ndarray] | None = None,
+        negative: Key | np.ndarray | Iterable[Key | np.ndarray] | None = None,
         topn: int | None = 10,
         restrict_vocab: int | None = None,
-        epsilon: float = 1e-3,
+        *,
+        epsilon: float = 1e-6,
     ) -> Any:
         """3CosMul (Levy & Goldberg 2014): maximise ``∏ cos'(x, p) / (∏ cos'(x, n) + ε)``
-        with ``cos' = (1 + cos) / 2`` over positive words p and negative words n."""
-        terms_pos, terms_neg = _terms(positive), _terms(negative)
-        _, used = self._weighted(terms_pos, terms_neg)
-        candidates = self._candidates(restrict_vocab)
-        shifted = lambda term: (1.0 + candidates @ self._term_vector(term)) / 2.0
-        numerator = np.prod([shifted(t) for t in terms_pos], axis=0) if terms_pos else 1.0
-        denominator = np.prod([shifted(t) for t in terms_neg], axis=0) if terms_neg else 1.0
-        scores = np.broadcast_to(numerator / (denominator + epsilon), (len(candidates),))
-        return self._top(np.asarray(scores), topn, used)
+        with ``cos' = (1 + cos) / 2`` over positive terms p and negative terms n.
+
+        Words enter as unit vectors, raw vectors as they are (as gensim); at least one
+        positive term is needed. ε is gensim's 1e-6 (Levy & Goldberg used 1e-3).
+        `restrict_vocab` searches only the first words (gensim ignores it here).
+        """
+        if _is_int(topn) and topn < 1:
+            return []
+        positive, negative = _ensure_list(positive), _ensure_list(negative)
+        if any(isinstance(t, tuple | list) for t in positive + negative):
+            raise DataError("most_similar_cosmul takes words or vectors, not (word, weight) pairs")
+        if not positive:
+            raise DataError("most_similar_cosmul needs at least one positive word or vector")
+        inputs = {self.get_index(t) for t in positive + negative if self.has_index_for(t)}
+        end = restrict_vocab or len(self)
+
+        def shifted(term: Key | np.ndarray) -> np.ndarray:
+            vector = term if isinstance(term, np.ndarray) else self.get_vector(term, norm=True)
+            return (1.0 + self._row_dots(vector, end)) / 2.0
+
+        numerator = np.prod([shifted(t) for t in positive], axis=0)
+        denominator = np.prod([shifted(t) for t in negative], axis=0) if negative else 1.0
+        scores = (numerator / (denominator + np.float32(epsilon))).astype(np.float32)
+        if not topn:
+            return scores
+        return self._best(scores, topn, inputs)
+
+    def similar_by_word(self, word: Key, topn: int | None = 10, restrict_vocab: int | None = None) -> Any:
+        """``most_similar(positive=[word], ...)``."""
+        return self.most_similar(positive=[word], topn=topn, restrict_vocab=restrict_vocab)
+
+    similar_by_key = similar_by_word
 
     def similar_by_vector(self, vector: Any, topn: int | None = 10, restrict_vocab: int | None = None) -> Any:
-        """The `topn` words closest to `vector` (nothing excluded)."""
+        """The `topn` words closest to `vector` ``[D]`` (nothing excluded)."""
         return self.most_similar(positive=[np.asarray(vector, np.float32)], topn=topn, restrict_vocab=restrict_vocab)
 
-    def similarity(self, first: str, second: str) -> float:
+    def similarity(self, w1: Key, w2: Key) -> float:
         """Cosine similarity of two words."""
-        return float(np.dot(self.get_vector(first, norm=True), self.get_vector(second, norm=True)))
+        return float(np.dot(self.get_vector(w1, norm=True), self.get_vector(w2, norm=True)))
 
-    def doesnt_match(self, words: Iterable[str]) -> str:
-        """The word farthest (cosine) from the mean of the unit vectors of `words`.
+    def n_similarity(self, ws1: Sequence[Key], ws2: Sequence[Key]) -> float:
+        """Cosine similarity of the means of two sets of words (raw vectors averaged, then
+        compared); words without a vector are skipped (0.0 when a side has none left).
 
-        Words without a vector are ignored; at least one must have one.
+        Raises `ZeroDivisionError` (as gensim) when a list is empty.
         """
-        kept = [w for w in words if w in self.key_to_index or self.oov is not None]
-        if not kept:
-            raise DataError("none of the words has a vector")
-        unit = np.stack([self.get_vector(w, norm=True) for w in kept])
-        mean = _unit_rows(unit.mean(axis=0))
-        return kept[int(np.argmin(unit @ mean))]
+        if not (len(ws1) and len(ws2)):
+            raise ZeroDivisionError(
+                f"n_similarity compares two non-empty lists of words; got {len(ws1)} and {len(ws2)} words"
+            )
+        first = _unit_rows(self.get_mean_vector(ws1, pre_normalize=False))
+        second = _unit_rows(self.get_mean_vector(ws2, pre_normalize=False))
+        return float(np.dot(first, second))
+
+    def distance(self, w1: Key, w2: Key) -> float:
+        """Cosine distance ``1 - similarity(w1, w2)``."""
+        return 1.0 - self.similarity(w1, w2)
+
+    @staticmethod
+    def cosine_similarities(vector_1: np.ndarray, vectors_all: np.ndarray) -> np.ndarray:
+        """``[n]`` cosine of `vector_1` ``[D]`` with each row of `vectors_all` ``[n, D]`` (0 where
+        a vector is zero)."""
+        vectors_all = np.asarray(vectors_all)
+        denominator = np.linalg.norm(vector_1) * np.linalg.norm(vectors_all, axis=1)
+        dots = vectors_all @ np.asarray(vector_1)
+        return np.divide(dots, denominator, out=np.zeros_like(dots), where=denominator > 0)
+
+    def distances(self, word_or_vector: Key | np.ndarray, other_words: Iterable[Key] = ()) -> np.ndarray:
+        """``[n]`` cosine distances from a word or ``[D]`` vector to each of `other_words`, or to
+        every vocabulary word in row order (itself included) when `other_words` is empty.
+
+        Raises `KeyError` for a word of `other_words` outside the vocabulary.
+        """
+        is_key = _is_key(word_or_vector)
+        vector = self.get_vector(word_or_vector) if is_key else np.asarray(word_or_vector, np.float32)
+        others = list(other_words)
+        rows = self.vectors[[self.get_index(w) for w in others]] if others else self.vectors
+        return 1 - self.cosine_similarities(vector, rows)
+
+    def closer_than(self, key1: Key, key2: Key) -> list[str]:
+        """The vocabulary words (row order) strictly closer to `key1` than `key2` is, `key1`
+        left out; both must be in the vocabulary."""
+        distances = self.distances(key1)
+        first, second = self.get_index(key1), self.get_index(key2)
+        return [self.index_to_key[i] for i in np.flatnonzero(distances < distances[second]) if i != first]
+
+    def rank(self, key1: Key, key2: Key) -> int:
+        """1 + the number of words closer to `key1` than `key2` is (1: its nearest neighbour)."""
+        return len(self.closer_than(key1, key2)) + 1
+
+    def most_similar_to_given(self, key1: Key, keys_list: Sequence[Key]) -> Key:
+        """The key of `keys_list` most similar to `key1` (the first of equals)."""
+        if not len(keys_list):
+            raise DataError("most_similar_to_given needs at least one key to choose from")
+        return keys_list[int(np.argmax([self.similarity(key1, key) for key in keys_list]))]
+
+    def rank_by_centrality(self, words: Iterable[Key], use_norm: bool = True) -> list[tuple[float, Key]]:
+        """``(similarity, word)`` to the normalised mean of the words' vectors (unit vectors with
+        `use_norm`), most central first (equal similarities: the later word first); words
+        without a vector are ignored, but one at least must have one."""
+        words = list(words)
+        used = [w for w in words if self._has_vector(w)]
+        if not used:
+            raise DataError(f"none of the {len(words)} words has a vector: cannot rank them")
+        vectors = np.stack([self.get_vector(w, norm=use_norm) for w in used]).astype(np.float32)
+        mean = self.get_mean_vector(vectors, post_normalize=True)
+        return [(float(s), w) for s, w in sorted(zip(vectors @ mean, used, strict=True), reverse=True)]
+
+    def doesnt_match(self, words: Iterable[Key]) -> Key:
+        """The word farthest (cosine) from the mean of the unit vectors of `words` (the last of
+        `rank_by_centrality`). Words without a vector are ignored; at least one must have one."""
+        return self.rank_by_centrality(words)[-1][1]
+
+    def relative_cosine_similarity(self, wa: Key, wb: Key, topn: int = 10) -> float:
+        """``similarity(wa, wb)`` over the sum of the similarities of `wa`'s `topn` nearest words
+        (Leeuwenberg et al. 2016)."""
+        near = self.similar_by_word(wa, topn)
+        if not near:
+            raise DataError("relative_cosine_similarity needs topn >= 1 neighbours of the first word")
+        return self.similarity(wa, wb) / sum(score for _, score in near)
+
+    def wmdistance(self, document1: Sequence[str], document2: Sequence[str], norm: bool = True) -> float:
+        """Word Mover's Distance between two token lists (Kusner et al. 2015; `zoo.vectors.wmd`).
+
+        Tokens without a vector are dropped first; ``inf`` when a document has none left,
+        0.0 when both are one and the same word. `norm` uses unit vectors. Needs POT:
+        ``pip install 'zoo[wmd]'``.
+        """
+        from zoo.vectors.wmd import _emd2, word_movers_distance
+
+        _emd2()  # fail on a missing extra before looking at the words
+        first = [t for t in document1 if self._has_vector(t)]
+        second = [t for t in document2 if self._has_vector(t)]
+        if not first or not second:
+            return float("inf")
+        if len(set(first) | set(second)) == 1:
+            return 0.0
+
+        def bag(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+            counts = Counter(tokens)
+            vectors = np.stack([self.get_vector(t, norm=norm) for t in counts])
+            return vectors, np.asarray(list(counts.values()), np.float64) / len(tokens)
+
+        return word_movers_distance(*bag(first), *bag(second))
 
     # -- evaluation -----------------------------------------------------------------------
 
     def evaluate_word_analogies(
         self,
-        path: str | os.PathLike = "google",
-        restrict_vocab: int | None = 30000,
+        analogies: str | os.PathLike = "google",
+        restrict_vocab: int | None = 300000,
         case_insensitive: bool = True,
         dummy4unknown: bool = False,
-        method: str = "3cosadd",
-    ) -> AnalogyResult:
-        """Accuracy on a Google-format analogy file (``"google"``: the shipped set).
+        similarity_function: str = "most_similar",
+    ) -> tuple[float, list[dict[str, Any]]]:
+        """gensim's analogy accuracy: ``(score, sections)`` on a Google-format file (``"google"``:
+        the shipped set).
 
-        Returns ``(score, sections)``; see `zoo.eval.AnalogyResult` for the
-        per-section results, questions covered and skipped. Never modifies the vectors.
+        `sections` is a list of ``{"section": name, "correct": [(a, b, c, expected), ...],
+        "incorrect": [...]}``, one per file section and a last ``"Total accuracy"``; words are
+        uppercased when `case_insensitive`. `score` is correct over covered questions (0.0 when
+        none is covered). `similarity_function` is ``"most_similar"`` (3CosAdd) or
+        ``"most_similar_cosmul"`` (3CosMul, ε 1e-6). `analogy_report` gives zoo's fuller result.
+        """
+        methods = {"most_similar": ("3cosadd", 1e-3), "most_similar_cosmul": ("3cosmul", 1e-6)}
+        if similarity_function not in methods:
+            raise DataError(f"similarity_function is one of {sorted(methods)}, got {similarity_function!r}")
+        method, epsilon = methods[similarity_function]
+        report = self.analogy_report(
+            analogies, restrict_vocab, case_insensitive, dummy4unknown, method=method, epsilon=epsilon
+        )
+        return report.as_gensim()
+
+    def analogy_report(
+        self,
+        analogies: str | os.PathLike = "google",
+        restrict_vocab: int | None = 300000,
+        case_insensitive: bool = True,
+        dummy4unknown: bool = False,
+        *,
+        method: str = "3cosadd",
+        epsilon: float = 1e-3,
+    ) -> AnalogyResult:
+        """Zoo's analogy result: `zoo.eval.AnalogyResult` (``(score, sections)`` with per-section
+        `AnalogySection`, questions covered and skipped, semantic and syntactic accuracy).
+
+        `method` is ``"3cosadd"`` or ``"3cosmul"`` (with `epsilon`). Never modifies the vectors.
         """
         return evaluate_analogies(
             self.vectors,
             self.index_to_key,
-            path,
+            analogies,
             restrict_vocab=restrict_vocab,
             case_insensitive=case_insensitive,
             dummy4unknown=dummy4unknown,
             method=method,
+            epsilon=epsilon,
         )
 
     def evaluate_word_pairs(
         self,
-        path: str | os.PathLike = "wordsim353",
+        pairs: str | os.PathLike = "wordsim353",
+        delimiter: str = "\t",
+        encoding: str = "utf8",
         restrict_vocab: int | None = 300000,
         case_insensitive: bool = True,
+        dummy4unknown: bool = False,
+    ) -> tuple[Any, Any, float]:
+        """gensim's word-pair evaluation: ``(pearson, spearman, oov_ratio)``.
+
+        `pearson` and `spearman` are scipy's results (``(statistic, pvalue)`` tuples with
+        those attributes) over the scored pairs; `oov_ratio` is the percentage of pairs with
+        a word outside the first `restrict_vocab` words. ``"wordsim353"`` and ``"simlex999"``
+        are the shipped sets. Raises `DataError` when fewer than two pairs can be scored.
+        `word_pairs_report` gives zoo's fuller result.
+        """
+        scores = score_word_pairs(
+            self.vectors,
+            self.index_to_key,
+            pairs,
+            delimiter=delimiter,
+            encoding=encoding,
+            restrict_vocab=restrict_vocab,
+            case_insensitive=case_insensitive,
+            dummy4unknown=dummy4unknown,
+        )
+        return gensim_word_pairs(scores, pairs)
+
+    def word_pairs_report(
+        self,
+        pairs: str | os.PathLike = "wordsim353",
         delimiter: str = "\t",
+        encoding: str = "utf8",
+        restrict_vocab: int | None = 300000,
+        case_insensitive: bool = True,
         dummy4unknown: bool = False,
     ) -> WordPairsResult:
-        """Spearman and Pearson correlation with human scores, and the oov fraction
-        (``"wordsim353"``, ``"simlex999"``: the shipped sets). Never modifies the vectors."""
+        """Zoo's word-pair result: `zoo.eval.WordPairsResult` (Spearman, Pearson, the oov
+        fraction in [0, 1], pairs and pairs scored; NaN, not an error, where undefined).
+        Never modifies the vectors."""
         return evaluate_word_pairs(
             self.vectors,
             self.index_to_key,
-            path,
+            pairs,
+            delimiter=delimiter,
+            encoding=encoding,
             restrict_vocab=restrict_vocab,
             case_insensitive=case_insensitive,
-            delimiter=delimiter,
             dummy4unknown=dummy4unknown,
         )
 
