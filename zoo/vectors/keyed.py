@@ -470,8 +470,8 @@ class KeyedVectors:
             return (1.0 + self._row_dots(vector, end)) / 2.0
 
         numerator = np.prod([shifted(t) for t in positive], axis=0)
-        denominator = np.prod([shifted(t) for t in negative], axis=0) if negative else 1.0
-        scores = (numerator / (denominator + np.float32(epsilon))).astype(np.float32)
+        denominator = np.prod([shifted(t) for t in negative], axis=0)  # no negatives: float64 1.0, as gensim
+        scores = numerator / (denominator + epsilon)
         if not topn:
             return scores
         return self._best(scores, topn, inputs)
