@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
+from jax.typing import DTypeLike
 from jaxtyping import Array, Bool, Float, Int
 
 __all__ = [
@@ -50,6 +51,7 @@ def uniform_rows(
     maxval: float | Array,
     *,
     block_rows: int = 1 << 16,
+    dtype: DTypeLike = jnp.float32,
 ) -> Float[Array, "rows ..."]:
     """U(minval, maxval) of `shape`, drawn `block_rows` rows at a time into one buffer.
 
@@ -58,26 +60,26 @@ def uniform_rows(
     fastText table of 2M x 100. Drawn in blocks, the peak is the matrix plus one
     block. Block i uses ``fold_in(key, i)``; the last block starts at
     ``rows - block_rows`` (it overlaps the one before), so the values depend on
-    `block_rows` but never on anything else.
+    `block_rows` but never on anything else. `dtype`: of the result (float32 unless given).
     """
     shape = tuple(int(n) for n in shape)
     if not shape or block_rows < 1:
         raise ValueError(f"uniform_rows needs a shape with rows and block_rows >= 1, got {shape}, {block_rows}")
-    return _uniform_rows(key, shape, minval, maxval, block_rows)
+    return _uniform_rows(key, shape, minval, maxval, block_rows, jnp.dtype(dtype))
 
 
-@functools.partial(jax.jit, static_argnums=(1, 4))
-def _uniform_rows(key, shape, minval, maxval, block_rows):
+@functools.partial(jax.jit, static_argnums=(1, 4, 5))
+def _uniform_rows(key, shape, minval, maxval, block_rows, dtype):
     rows = shape[0]
     block = min(block_rows, rows)
     if block == 0:
-        return jnp.zeros(shape)
+        return jnp.zeros(shape, dtype)
 
     def draw(i: Int[Array, ""], out: Array) -> Array:
-        piece = jax.random.uniform(jax.random.fold_in(key, i), (block, *shape[1:]), minval=minval, maxval=maxval)
+        piece = jax.random.uniform(jax.random.fold_in(key, i), (block, *shape[1:]), dtype, minval=minval, maxval=maxval)
         return jax.lax.dynamic_update_slice_in_dim(out, piece, jnp.minimum(i * block, rows - block), 0)
 
-    return jax.lax.fori_loop(0, -(-rows // block), draw, jnp.zeros(shape))
+    return jax.lax.fori_loop(0, -(-rows // block), draw, jnp.zeros(shape, dtype))
 
 
 def top_k(x: Float[Array, "... n"], k: int) -> tuple[Float[Array, "... k"], Int[Array, "... k"]]:

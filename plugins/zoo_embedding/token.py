@@ -5,6 +5,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.typing import DTypeLike
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from zoo.plugin_api import Embedder
@@ -23,6 +24,8 @@ class TokenEmbedding(Embedder):
     - `dropout`: rate applied to the output when a key is given.
     - `init_scale`: None draws N(0, 1); a number s draws U(-s, s).
     - `key`: parameter key.
+    - `dtype`: the table's dtype (float32 unless given, as `eqx.nn.Embedding` takes one; no
+      hyperparameter: a saved table records its own dtype).
     """
 
     weight: Float[Array, "vocab dim"]
@@ -38,12 +41,13 @@ class TokenEmbedding(Embedder):
         dropout: float = 0.0,
         init_scale: float | None = None,
         key: PRNGKeyArray,
+        dtype: DTypeLike = jnp.float32,
     ) -> None:
         shape = (num_embeddings, embedding_size)
         if init_scale is None:
-            self.weight = jax.random.normal(key, shape)
+            self.weight = jax.random.normal(key, shape, dtype)
         else:
-            self.weight = jax.random.uniform(key, shape, minval=-init_scale, maxval=init_scale)
+            self.weight = jax.random.uniform(key, shape, dtype, minval=-init_scale, maxval=init_scale)
         self.num_embeddings = num_embeddings
         self.embedding_size = embedding_size
         self.dropout = dropout

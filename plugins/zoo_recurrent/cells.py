@@ -3,6 +3,8 @@
 Each cell splits its step into `project` (input weights, hoisted out of the
 time loop as one matrix product) and `recur` (recurrent weights, inside it).
 Weights are stored input-major (``x @ W``) so no transpose sits in the loop.
+Each cell takes ``dtype`` (float32 unless given, as `eqx.nn.Linear` takes one): the
+dtype of its parameters and state; no hyperparameter, so no file records it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import math
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.typing import DTypeLike
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from zoo.plugin_api import RecurrentCell
@@ -20,21 +23,21 @@ from zoo_recurrent.fused import lstm_layer, lstm_sequence
 __all__ = ["ElmanCell", "GRUCell", "LSTMCell"]
 
 
-def _uniform(key: PRNGKeyArray, shape: tuple[int, ...], scale: float) -> Array:
-    return jax.random.uniform(key, shape, minval=-scale, maxval=scale)
+def _uniform(key: PRNGKeyArray, shape: tuple[int, ...], scale: float, dtype: DTypeLike) -> Array:
+    return jax.random.uniform(key, shape, dtype, minval=-scale, maxval=scale)
 
 
 def _init_weights(
-    input_size: int, hidden_size: int, gates: int, init_scale: float | None, key: PRNGKeyArray
+    input_size: int, hidden_size: int, gates: int, init_scale: float | None, key: PRNGKeyArray, dtype: DTypeLike
 ) -> tuple[Array, Array, Array]:
     """``W_x [in, gates*h]``, ``W_h [h, gates*h]``, ``b [gates*h]``: U(-s, s), s = 1/sqrt(h) by default."""
     scale = 1.0 / math.sqrt(hidden_size) if init_scale is None else init_scale
     kx, kh, kb = jax.random.split(key, 3)
     width = gates * hidden_size
     return (
-        _uniform(kx, (input_size, width), scale),
-        _uniform(kh, (hidden_size, width), scale),
-        _uniform(kb, (width,), scale),
+        _uniform(kx, (input_size, width), scale, dtype),
+        _uniform(kh, (hidden_size, width), scale, dtype),
+        _uniform(kb, (width,), scale, dtype),
     )
 
 
@@ -60,14 +63,15 @@ class ElmanCell(RecurrentCell):
         nonlinearity: str = "tanh",
         init_scale: float | None = None,
         key: PRNGKeyArray,
+        dtype: DTypeLike = jnp.float32,
     ) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
-        self.weight_x, self.weight_h, self.bias = _init_weights(input_size, hidden_size, 1, init_scale, key)
+        self.weight_x, self.weight_h, self.bias = _init_weights(input_size, hidden_size, 1, init_scale, key, dtype)
         self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
 
     def init_state(self) -> Float[Array, " hidden"]:
-        return jnp.zeros(self.hidden_size)
+        return jnp.zeros(self.hidden_size, self.weight_h.dtype)
 
     @jax.named_scope("rnn")
     def project(self, x: Float[Array, " input"]) -> Float[Array, " hidden"]:
@@ -108,12 +112,13 @@ class LSTMCell(RecurrentCell):
         forget_bias: float = 1.0,
         init_scale: float | None = None,
         key: PRNGKeyArray,
+        dtype: DTypeLike = jnp.float32,
     ) -> None:
-        self.weight_x, self.weight_h, self.bias = _init_weights(input_size, hidden_size, 4, init_scale, key)
+        self.weight_x, self.weight_h, self.bias = _init_weights(input_size, hidden_size, 4, init_scale, key, dtype)
         self.input_size, self.hidden_size, self.forget_bias = input_size, hidden_size, forget_bias
 
     def init_state(self) -> tuple[Array, Array]:
-        return jnp.zeros(self.hidden_size), jnp.zeros(self.hidden_size)
+        return jnp.zeros(self.hidden_size, self.weight_h.dtype), jnp.zeros(self.hidden_size, self.weight_h.dtype)
 
     @jax.named_scope("lstm")
     def project(self, x: Float[Array, " input"]) -> Float[Array, " gates"]:
@@ -174,16 +179,22 @@ class GRUCell(RecurrentCell):
     hidden_size: int = eqx.field(static=True)
 
     def __init__(
-        self, input_size: int, hidden_size: int, *, init_scale: float | None = None, key: PRNGKeyArray
+        self,
+        input_size: int,
+        hidden_size: int,
+        *,
+        init_scale: float | None = None,
+        key: PRNGKeyArray,
+        dtype: DTypeLike = jnp.float32,
     ) -> None:
         k1, k2 = jax.random.split(key)
-        self.weight_x, self.weight_h, self.bias_x = _init_weights(input_size, hidden_size, 3, init_scale, k1)
+        self.weight_x, self.weight_h, self.bias_x = _init_weights(input_size, hidden_size, 3, init_scale, k1, dtype)
         scale = 1.0 / math.sqrt(hidden_size) if init_scale is None else init_scale
-        self.bias_h = _uniform(k2, (3 * hidden_size,), scale)
+        self.bias_h = _uniform(k2, (3 * hidden_size,), scale, dtype)
         self.input_size, self.hidden_size = input_size, hidden_size
 
     def init_state(self) -> Float[Array, " hidden"]:
-        return jnp.zeros(self.hidden_size)
+        return jnp.zeros(self.hidden_size, self.weight_h.dtype)
 
     @jax.named_scope("gru")
     def project(self, x: Float[Array, " input"]) -> Float[Array, " gates"]:

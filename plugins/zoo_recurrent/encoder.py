@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.typing import DTypeLike
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from zoo.plugin_api import Encoder, EncoderOutput, RecurrentCell, run_cell
@@ -30,6 +32,8 @@ class RecurrentEncoder(Encoder):
     - `cell`: a cell factory ``cell(input_size=, hidden_size=, key=)`` (wired from the cell slot).
     - `hidden_size`: per direction; `num_layers` (>= 1); `bidirectional`; `residual`; `dropout`.
     - `key`: parameter key.
+    - `dtype`: given to each cell (None: the cell's own default, float32 for zoo's cells); no
+      hyperparameter, so no file records it.
     """
 
     forward: tuple[RecurrentCell, ...]
@@ -52,12 +56,14 @@ class RecurrentEncoder(Encoder):
         residual: bool = False,
         dropout: float = 0.0,
         key: PRNGKeyArray,
+        dtype: DTypeLike | None = None,
     ) -> None:
         if num_layers < 1:
             raise ValueError(f"num_layers must be at least 1, got {num_layers}")
         directions = 2 if bidirectional else 1
         keys = jax.random.split(key, (num_layers, 2))
         sizes = [input_size] + [hidden_size * directions] * (num_layers - 1)
+        cell = cell if dtype is None else functools.partial(cell, dtype=dtype)
         self.forward = tuple(
             cell(input_size=size, hidden_size=hidden_size, key=k[0]) for size, k in zip(sizes, keys, strict=True)
         )
