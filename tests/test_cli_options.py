@@ -19,9 +19,9 @@ import pytest
 
 from zoo.cli.eval_cmd import eval_parser
 from zoo.cli.main import build_parser, main
-from zoo.training.recipes import HyperparameterOption
 from zoo.naming.registry import default_registry
 from zoo.naming.spec import import_factory
+from zoo.training.recipes import HyperparameterOption
 
 CANDIDATES = ["0", "-5", "nan", "inf"]
 """Values fed to every numeric option; those outside its domain must be usage errors."""
@@ -97,7 +97,9 @@ def problems(parser: argparse.ArgumentParser, run: Any, capsys: pytest.CaptureFi
         required = ["-5"] + (["nan", "inf"] if kind is float else [])
         missing = [v for v in required if not rejects(action, v)]
         if missing:
-            found.append(f"{parser.prog} {flag}: accepts {missing}; give it a checked type (zoo.naming.domains.argument_type)")
+            found.append(
+                f"{parser.prog} {flag}: accepts {missing}; give it a checked type (zoo.naming.domains.argument_type)"
+            )
         for value in (v for v in CANDIDATES if rejects(action, v)):
             capsys.readouterr()
             status = run([f"{action.option_strings[-1]}={value}"])

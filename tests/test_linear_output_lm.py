@@ -16,7 +16,9 @@ def test_logits_are_the_features_through_the_output_layer(name):
     weight, bias = model.output_layer()
     logits, _ = model(ids, mask, model.init_state())
     assert features.shape == (8, weight.shape[1])
-    assert_trees_close(features @ weight.T + bias, logits, atol=1e-5, what=f"{name}: features W^T + b against the logits")
+    assert_trees_close(
+        features @ weight.T + bias, logits, atol=1e-5, what=f"{name}: features W^T + b against the logits"
+    )
 
 
 def _small(name):

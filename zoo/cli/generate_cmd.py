@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
 
     from zoo.building.weights import load
     from zoo.errors import UnknownNameError
-    from zoo.interfaces import LanguageModel
     from zoo.generation import generate_text
+    from zoo.interfaces import LanguageModel
 
     model = load(args.model)
     if not isinstance(model, LanguageModel):

@@ -15,6 +15,7 @@ _REGISTRY: dict[str, Any] = {}
 """The kit's session state: ``registry``, ``config`` (JAX's configuration before any plugin
 loaded) and ``changes`` (plugin -> list of ``(action, {flag: (before, after)})``)."""
 
+
 def jax_configuration() -> dict[str, Any]:
     """Every flag of `jax.config` and its value now."""
     import jax

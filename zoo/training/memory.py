@@ -13,8 +13,8 @@ heaps of up to 64 MiB, and glibc unmaps an emptied extra heap whatever the trim
 threshold unless the pad it must keep exceeds a heap; without it a seq2seq training
 step took ~15,000 page faults in some runs (and ran ~20% slower) and none in others.
 
-`zoo.train` calls `keep_freed_memory` (when `zoo.training.trainer.make_step` builds its step); set ``ZOO_KEEP_FREED_MEMORY=0``
-to leave malloc alone. The price is that the process holds its peak memory until
+`zoo.train` calls `keep_freed_memory` (when `zoo.training.trainer.make_step` builds its
+step); set ``ZOO_KEEP_FREED_MEMORY=0`` to leave malloc alone. The price is that the process holds its peak memory until
 it exits. Only glibc (Linux) has ``mallopt``; elsewhere this does nothing. A block
 over 64 MiB requested by one of XLA's worker threads is still mapped per call
 (glibc's per-thread heaps stop at 64 MiB); there ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1``
