@@ -46,6 +46,7 @@ __all__ = [
     "file_checksum",
     "load",
     "read_file",
+    "rebuild",
     "save",
     "seal",
     "write_atomic",
@@ -151,11 +152,17 @@ def save(
 
     `metadata` and `tensors` add entries (tensor keys must start with
     ``__zoo__.``); checkpoints use them for optimiser state. Returns the path.
+    In a run of several processes (`zoo.training.distributed`) process 0 alone
+    writes; the others, which hold the same model, only return the path.
     """
+    from zoo.training.distributed import is_writer
+
     spec = getattr(model, "spec", None)
     if not isinstance(spec, ModelSpec):
         raise WeightsError(f"zoo.save needs a model built by zoo (with a .spec), got {type(model).__name__}")
     path = Path(path)
+    if not is_writer():
+        return path
     arrays, aliases = model_tensors(model)
     vocabs: Mapping[str, Vocab] = getattr(model, "vocabs", None) or {}
     for role, vocab in vocabs.items():
@@ -337,7 +344,7 @@ def _check_fit(expected: dict[str, Any], found: dict[str, np.ndarray], path: Pat
 
 
 def load(path: str | os.PathLike, *, registry: Registry | None = None, verify: bool = True) -> Any:
-    """Rebuild the model saved at `path` from the file alone.
+    """Rebuild the model saved at `path` (or stored under the name ``NAME.TAG``) from the file alone.
 
     The file is data: its spec is rebuilt from the installed plugins by the
     names it records and its hyperparameters are checked as `zoo.build`
@@ -348,10 +355,25 @@ def load(path: str | os.PathLike, *, registry: Registry | None = None, verify: b
     wrong-dtype one; `PluginError` when a plugin it needs is not installed.
     Nothing is allocated before the whole file has been checked.
     """
+    from zoo.building.locate import locate
+
+    path = locate(path, registry=registry)  # a stored name (NAME.TAG) too, when no file is there
+    metadata, tensors = read_file(path, verify=verify)
+    return rebuild(metadata, tensors, path, registry=registry)
+
+
+def rebuild(
+    metadata: dict[str, str], tensors: dict[str, np.ndarray], path: Path, *, registry: Registry | None = None
+) -> Any:
+    """The model of a file's `metadata` and `tensors` (as `read_file` returns them), checked as
+    `load` checks it; `path` names the file in errors. The migration hook may change both in place."""
     from zoo.building.construct import check_available
 
-    path = Path(path)
-    metadata, tensors = read_file(path, verify=verify)
+    if metadata.get("zoo.kind", "model") != "model":
+        raise WeightsError(
+            f"{path} holds {metadata['zoo.kind']!r}, not a model: read word vectors with "
+            "zoo.vectors.KeyedVectors.load (or `zoo vectors`)"
+        )
     registry = registry or default_registry()
     registry.call_hook("zoo_migrate_weights", metadata=metadata, tensors=tensors)
     spec = _spec(metadata, registry, path)

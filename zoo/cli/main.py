@@ -35,6 +35,7 @@ COMMANDS = [
     "zoo.cli.vectors_cmd",
     "zoo.cli.tag_cmd",
     "zoo.cli.classify_cmd",
+    "zoo.cli.store_cmd",
 ]
 
 

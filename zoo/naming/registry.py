@@ -16,6 +16,7 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
+from zoo.building import store as _store
 from zoo.errors import (
     PluginConflictError,
     PluginError,
@@ -50,6 +51,7 @@ class Registry:
         self.providers: dict[str, list[str | None]] = {}
         self.plugins: dict[str, PluginRecord] = {}
         self.manager = _plugins.make_plugin_manager()
+        self.manager.register(_store.RESOLVER, name="zoo.store")  # stored names first: see zoo.building.store
         if tables is not None:
             self.add_tables(tables)
 
@@ -284,8 +286,9 @@ class Registry:
     def resolve_weights(self, name: str, tag: str) -> Path:
         path = self.call_hook("zoo_resolve_weights", name=name, tag=tag)
         if path is None:
+            stored = _store.default_store().describe_missing(f"{name}.{tag}")
             raise UnknownNameError(
-                f"no plugin provides weights for {name}.{tag}; build {name!r} without a tag "
+                f"no plugin provides weights for {name}.{tag}, and {stored} Or build {name!r} without a tag "
                 "and train it, or load a file with zoo.load(path)"
             )
         if not isinstance(path, str | os.PathLike):

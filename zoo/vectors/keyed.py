@@ -143,15 +143,21 @@ class KeyedVectors:
         limit: int | None = None,
         no_header: bool | None = None,
     ) -> KeyedVectors:
-        """From a zoo model file (``zoo.save`` of an embedder), a fastText ``.bin`` model, or a
-        word2vec text/binary or GloVe text file (each told apart by its first bytes)."""
-        path = Path(path)
+        """From a zoo model file (``zoo.save`` of an embedder), a zoo vectors file
+        (`zoo.vectors.zoo_file`), a fastText ``.bin`` model, or a word2vec text/binary or GloVe
+        text file (each told apart by its first bytes); or the name ``NAME.TAG`` of one in the
+        model store (``zoo import``) when no file has that path."""
+        from zoo.building.locate import locate
+
+        path = locate(path)
         if not path.is_file():
             raise DataError(f"no vectors file at {path}")
         if is_safetensors(path):
             from zoo.building.weights import load
+            from zoo.vectors.zoo_file import read_if_vectors
 
-            keyed = cls.from_model(load(path))
+            parts = read_if_vectors(path)
+            keyed = cls(**parts) if parts is not None else cls.from_model(load(path))
             return keyed if limit is None else keyed.restrict(limit)
         if is_fasttext_bin(path):
             return cls.load_fasttext_bin(path, limit=limit)
