@@ -189,6 +189,19 @@ def test_word2vec_text_and_binary_import(home, glove, tmp_path):
         import_file(glove, "w2v.wrong", format="word2vec")  # GloVe text has no header
 
 
+def test_vectors_saved_as_a_zoo_file_read_back_and_import(home, glove, tmp_path):
+    from zoo.vectors.zoo_file import write_vectors
+
+    original = KeyedVectors.load(glove)
+    path = write_vectors(original, tmp_path / "glove.safetensors", source="by hand")
+    again = KeyedVectors.load(path)
+    assert again.index_to_key == original.index_to_key
+    np.testing.assert_array_equal(again.vectors, original.vectors)
+    assert import_file(path, "glove.copy").kind == "vectors"
+    assert import_file(path, "glove.head", limit=3).architecture == "3 words, dim 4"
+    assert len(KeyedVectors.load("glove.head")) == 3
+
+
 def test_a_fasttext_bin_keeps_its_subwords(home, tmp_path):
     args = FastTextArgs(dim=3, min_count=1, bucket=13, minn=2, maxn=3)
     words = ["</s>", "hello", "world", "café"]
@@ -202,6 +215,9 @@ def test_a_fasttext_bin_keeps_its_subwords(home, tmp_path):
     np.testing.assert_array_equal(stored.counts, original.counts)
     for word in ("hello", "hellos", "wor", "cafés"):  # in the vocabulary, and outside it
         np.testing.assert_array_equal(stored.get_vector(word), original.get_vector(word))
+    out = tmp_path / "again.bin"
+    assert main(["vectors", "export", "ft.mine", str(out), "--format", "fasttext"]) == 0
+    np.testing.assert_array_equal(KeyedVectors.load(out).get_vector("hellos"), original.get_vector("hellos"))
 
 
 # -- names ----------------------------------------------------------------------------------------

@@ -230,10 +230,6 @@ class Store:
         path = self.path_of(name)
         return path if path.is_file() else None
 
-    def close_names(self, name: str) -> str:
-        """``" Did you mean 'a.b'?"`` for stored names close to `name`, or ``""``."""
-        return close_matches(str(name), self.names())
-
     def describe_missing(self, name: str) -> str:
         """Why `name` is not found here, with the close stored names and how to add it."""
         names = self.names()

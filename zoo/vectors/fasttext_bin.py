@@ -347,12 +347,21 @@ def write_fasttext_bin(path: str | os.PathLike, model: Any) -> Path:
 
 
 def load_fasttext_model(path: str | os.PathLike) -> FastTextModel:
-    """A fastText ``.bin`` file, or a zoo model file of a ``fasttext`` model, as a `FastTextModel`."""
-    path = Path(path)
+    """A fastText ``.bin`` file, a zoo model file of a ``fasttext`` model, or a zoo vectors file of
+    a ``.bin`` (`zoo.vectors.zoo_file`), as a `FastTextModel`; or the stored name of one of these."""
+    from zoo.building.locate import locate
+
+    path = locate(path)
     if is_fasttext_bin(path):
         return read_fasttext_bin(path)
     from zoo.building.weights import load
+    from zoo.vectors.zoo_file import read_if_vectors
 
     if not is_safetensors(path):
         raise DataError(f"{path} is neither a fastText .bin nor a zoo model file: it has no n-gram buckets to write")
-    return fasttext_from_zoo(load(path))
+    parts = read_if_vectors(path)
+    if parts is None:
+        return fasttext_from_zoo(load(path))
+    if not isinstance(parts["oov"], FastTextModel):
+        raise DataError(f"{path} holds word vectors without fastText's n-gram buckets: export them as word2vec")
+    return parts["oov"]
