@@ -9,7 +9,7 @@ import numpy as np
 
 from zoo.plugin_api import detokenize, get_tokenizer, pad_sequences
 
-__all__ = ["Translation", "replace_unknowns", "translate_texts"]
+__all__ = ["Translation", "replace_unknowns", "translate_texts", "translate_tokens"]
 
 
 class Translation(NamedTuple):
@@ -57,13 +57,28 @@ def translate_texts(
     (``strategy="beam", beam_size=5, alpha=0.6, n_best=3, key=...``). With
     `replace_unk`, ``<unk>`` in an output becomes the source word it attended to most.
     """
-    src_vocab, tgt_vocab = model.vocabs["src"], model.vocabs["tgt"]
     tokenizer = get_tokenizer(tokenizer if tokenizer is not None else model.spec.params.get("tokenizer", "punct"))
     sources = [tokenizer(t) for t in texts]
+    return translate_tokens(
+        model, sources, chunk_size=chunk_size, detokenizer=detokenizer, replace_unk=replace_unk, **decode_params
+    )
+
+
+def translate_tokens(
+    model: Any,
+    sources: Sequence[Sequence[str]],
+    *,
+    chunk_size: int = 64,
+    detokenizer: Callable[[Sequence[str]], str] = detokenize,
+    replace_unk: bool = False,
+    **decode_params: Any,
+) -> list[list[Translation]]:
+    """`translate_texts` for sources already split into tokens: each one's n-best list, best first."""
+    src_vocab, tgt_vocab = model.vocabs["src"], model.vocabs["tgt"]
     encoded = [src_vocab.encode(s) for s in sources]
     unknown = tgt_vocab.specials.get("unk")
-    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-    results: list[list[Translation]] = [[] for _ in texts]
+    order = sorted(range(len(sources)), key=lambda i: len(encoded[i]))
+    results: list[list[Translation]] = [[] for _ in sources]
     for start in range(0, len(order), chunk_size):
         rows = order[start : start + chunk_size]
         width = _round_up(max(len(encoded[i]) for i in rows), 8)

@@ -32,12 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def eval_parser(prog: str, recipe: object) -> argparse.ArgumentParser:
     """The options of ``zoo eval``: the common ones plus the recipe's own."""
     parser = argparse.ArgumentParser(prog=prog, description="Score a saved model on held-out data.")
-    parser.add_argument("--data", type=Path, required=True, help="the evaluation data file")
     parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     add_encoding_argument(parser)
     add_arguments = getattr(recipe, "add_eval_arguments", None)
     if add_arguments is not None:
         add_arguments(parser)
+    if not any(action.dest == "data" for action in parser._actions):  # unless the recipe names it (--pairs)
+        parser.add_argument("--data", type=Path, required=True, help="the evaluation data file")
     return parser
 
 
@@ -57,12 +58,12 @@ def run(args: argparse.Namespace) -> int:
             f"{model.spec.name!r} ({arch.name}) has no evaluation in its recipe; score it from Python instead"
         )
     options = eval_parser(f"zoo eval {args.model}", recipe).parse_args(args.rest)
-    metrics = {name: float(value) for name, value in recipe.evaluate(model, options).items()}
+    metrics = {name: v if isinstance(v, str) else float(v) for name, v in recipe.evaluate(model, options).items()}
     if options.json:
         print(json.dumps({"model": model.spec.name, "data": str(options.data), **metrics}))
     else:
         print(f"{model.spec.name} on {options.data}:")
         width = max((len(name) for name in metrics), default=0)
         for name, value in metrics.items():
-            print(f"  {name.ljust(width)}  {value:.6g}")
+            print(f"  {name.ljust(width)}  {value if isinstance(value, str) else f'{value:.6g}'}")
     return 0

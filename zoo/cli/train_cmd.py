@@ -37,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
     parser = argparse.ArgumentParser(prog=f"zoo train {args.name}", description=arch.summary)
     recipe.add_arguments(parser)
     options = parser.parse_args(args.rest)
-    path = recipe.train(args.name, options, parse_overrides(options.set))
+    from zoo.training.trainer import time_budget
+
+    minutes = getattr(options, "minutes", None)  # --minutes: every zoo.train of the run stops on time
+    with time_budget(minutes * 60 if minutes is not None else None):
+        path = recipe.train(args.name, options, parse_overrides(options.set))
     print(f"saved {path}", file=sys.stderr)
     return 0

@@ -57,15 +57,18 @@ class Recipe(Protocol):
 class EvaluatingRecipe(Recipe, Protocol):
     """A recipe that can also score a saved model (``zoo eval MODEL_FILE --data FILE``).
 
-    ``zoo eval`` adds ``--data`` (the evaluation file) and ``--json`` itself.
+    ``zoo eval`` adds ``--data`` (the evaluation file) and ``--json`` itself; a recipe
+    whose `add_eval_arguments` adds an option with ``dest="data"`` (``--pairs``) names
+    the file its own way.
     """
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add this architecture's evaluation options (batch size, file format, ...)."""
         ...
 
-    def evaluate(self, model: Any, options: argparse.Namespace) -> Mapping[str, float]:
-        """Score `model` on ``options.data``; metric name -> value, printed in this order."""
+    def evaluate(self, model: Any, options: argparse.Namespace) -> Mapping[str, float | str]:
+        """Score `model` on ``options.data``; metric name -> value, printed in this order
+        (a string, such as a metric's signature, is printed as it is)."""
         ...
 
 
@@ -93,6 +96,12 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
     add_checkpoint_arguments(parser, every=500, unit="steps")
     parser.add_argument(
         "--eval-every", type=argument_type("[0, inf)"), default=0, help="evaluate every N steps (0: at the end)"
+    )
+    parser.add_argument(
+        "--minutes",
+        type=argument_type("(0, inf)", float),
+        default=None,
+        help="time budget: stop at the first step after this many minutes of the run, save, and say so",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 

@@ -10,10 +10,13 @@ parameters.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import math
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,13 +31,13 @@ from tqdm.auto import tqdm
 
 from zoo.building.files import check_writable
 from zoo.data.batching import BatchSource
-from zoo.errors import TrainingDiverged
+from zoo.errors import InvalidParameterError, TrainingDiverged
 from zoo.naming.domains import check_count
 from zoo.training.checkpoint import load_checkpoint, save_checkpoint
 from zoo.training.memory import keep_freed_memory
 from zoo.training.parallel import replicate, shard_batch, shard_rows
 
-__all__ = ["TrainResult", "make_step", "train"]
+__all__ = ["TrainResult", "make_step", "time_budget", "train"]
 
 LossFn = Callable[..., jax.Array]
 
@@ -49,6 +52,7 @@ class TrainResult:
     - `history`: one dict per log or evaluation point (``step``, ``loss``, ``units_per_s``, metrics).
     - `compilations`: how many times the step was traced (one per batch shape).
     - `carry`: the state the last step handed on (None unless `train` was given one).
+    - `stopped_on_time`: True when the time budget ended training before `steps`.
     """
 
     model: Any
@@ -58,6 +62,33 @@ class TrainResult:
     history: list[dict[str, float]] = field(default_factory=list)
     compilations: int = 0
     carry: Any = None
+    stopped_on_time: bool = False
+
+
+_DEADLINE: ContextVar[float | None] = ContextVar("zoo_training_deadline", default=None)
+
+
+@contextlib.contextmanager
+def time_budget(seconds: float | None) -> Iterator[None]:
+    """Within this block, every `train` stops at the first step boundary after `seconds`
+    from now (None: no budget; nested budgets keep the earlier end). ``zoo train --minutes``."""
+    if seconds is None:
+        yield
+        return
+    _check_time_limit(seconds)
+    earlier = _DEADLINE.get()
+    token = _DEADLINE.set(min(time.monotonic() + seconds, earlier if earlier is not None else math.inf))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _check_time_limit(seconds: Any) -> None:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
+        raise InvalidParameterError(
+            f"zoo.train: time_limit={seconds!r} is out of range: it must be a finite number of seconds > 0"
+        )
 
 
 def _all_finite(tree: Any) -> jax.Array:
@@ -147,6 +178,7 @@ def train(
     progress: bool = True,
     description: str | None = None,
     mesh: Mesh | None = None,
+    time_limit: float | None = None,
 ) -> TrainResult:
     """Train `model` for `steps` optimiser steps in total.
 
@@ -171,11 +203,18 @@ def train(
       target tokens), a function of the batch, or ``"examples"`` (rows).
     - `mesh`: data parallelism: batches split over the mesh's ``"data"`` axis,
       parameters and optimiser state replicated (see `zoo.training.parallel.data_mesh`).
+    - `time_limit`: seconds from this call (or the end of an enclosing `time_budget`,
+      whichever comes first): training stops at the first step boundary after it,
+      evaluates and checkpoints as at the end, says so, and sets `stopped_on_time`.
 
     Training tunes glibc's malloc to keep freed memory (`zoo.training.memory`): faster
     steps, and the process holds its peak memory; ``ZOO_KEEP_FREED_MEMORY=0`` opts out.
     """
     _check_settings(steps=steps, eval_every=eval_every, checkpoint_every=checkpoint_every, log_every=log_every)
+    if time_limit is not None:
+        _check_time_limit(time_limit)
+    ambient = _DEADLINE.get()
+    deadline = min(time.monotonic() + (time_limit or math.inf), math.inf if ambient is None else ambient)
     if checkpoint is not None:
         check_writable(checkpoint)  # before the first step, not after the first interval
     optimizer = optimizer if optimizer is not None else optax.adam(1e-3)
@@ -198,7 +237,7 @@ def train(
     loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
     bar = tqdm(total=steps, initial=start, disable=not progress, desc=description, unit="step", dynamic_ncols=True)
     stream = data.iterate(position)
-    step = start
+    step, on_time = start, False
     try:
         while step < steps:
             batch, position = next(stream)
@@ -210,7 +249,8 @@ def train(
             )
             loss_sum, loss_count, step = loss_sum + loss_value, loss_count + 1, step + 1
             bar.update(1)
-            at_end = step == steps
+            on_time = step < steps and time.monotonic() >= deadline
+            at_end = step == steps or on_time
             if step % log_every == 0 or at_end:
                 failure = _divergence(bad, step, checkpoint)
                 if failure is not None:
@@ -228,9 +268,13 @@ def train(
                 bar.write(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items()))
             if checkpoint is not None and ((checkpoint_every and step % checkpoint_every == 0) or at_end):
                 save_checkpoint(checkpoint, model, opt_state, step=step, position=position, carry=carry)
+            if on_time:
+                bar.write(f"stopped on time: the time budget ran out after step {step} of {steps}")
+                break
     finally:
         bar.close()
-    return TrainResult(model, opt_state, step, position, history, _TRACES[0] - traces_before, carry)
+    compilations = _TRACES[0] - traces_before
+    return TrainResult(model, opt_state, step, position, history, compilations, carry, stopped_on_time=on_time)
 
 
 def _rate(value: float, units: Any) -> str:

@@ -1,0 +1,156 @@
+"""Scoring translations of held-out pairs: sacreBLEU's BLEU and chrF, exact match, the loss.
+
+`HeldOut` holds source tokens, target tokens and reference text. Its outputs
+are decoded by `zoo_seq2seq.translate.translate_tokens` (the path ``zoo
+translate`` takes), detokenised, and scored against the reference text with
+sacreBLEU's default 13a tokenisation, so the figures and their signatures are
+comparable with any other system scored by sacreBLEU. `Validation` is the
+``evaluate`` callback of a training run: it scores the model every so many
+steps, keeps the best by one metric (`zoo.plugin_api.KeepBest`) and stops after
+`patience` evaluations without a better one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+from zoo.plugin_api import KeepBest, SequenceBatches, StopTraining, detokenize, get_tokenizer
+from zoo_seq2seq.data import encode_pairs
+from zoo_seq2seq.translate import Translation, translate_tokens
+
+__all__ = ["METRICS", "HeldOut", "Validation", "folds_case", "sacrebleu_scores"]
+
+METRICS = ("bleu", "chrf", "exact_match", "valid_loss")
+"""What a validation reports; `Validation` keeps the best by one of them (the loss lowest, the others highest)."""
+
+
+def folds_case(model: Any) -> bool:
+    """Whether the model's tokeniser lowercases (then its outputs cannot carry case)."""
+    tokenizer = get_tokenizer(model.spec.params.get("tokenizer", "punct"))
+    return tokenizer("Zq") == tokenizer("zq")
+
+
+def sacrebleu_scores(hypotheses: Sequence[str], references: Sequence[str], *, lowercase: bool) -> dict[str, Any]:
+    """Corpus BLEU and chrF of `hypotheses` against one reference each, with sacreBLEU's signatures.
+
+    **Returns:** ``bleu``, ``chrf`` (0-100) and ``bleu_signature``, ``chrf_signature``
+    (``nrefs:1|case:lc|eff:no|tok:13a|smooth:exp|version:...``).
+    """
+    from sacrebleu.metrics import BLEU, CHRF
+
+    bleu, chrf = BLEU(lowercase=lowercase), CHRF(lowercase=lowercase)
+    refs = [list(references)]
+    return {
+        "bleu": float(bleu.corpus_score(list(hypotheses), refs).score),
+        "chrf": float(chrf.corpus_score(list(hypotheses), refs).score),
+        "bleu_signature": str(bleu.get_signature()),
+        "chrf_signature": str(chrf.get_signature()),
+    }
+
+
+@eqx.filter_jit
+def _summed_loss(model: Any, batch: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The batch's loss summed over its real target tokens, and their count."""
+    count = jnp.sum(batch["tgt_mask"])
+    return model.loss(batch) * count, count
+
+
+class HeldOut:
+    """Held-out pairs: sources and targets as tokens, the references as text.
+
+    **Arguments:** `sources`, `targets` (token lists), `references` (the target
+    text BLEU compares with; default: the detokenised targets), `batch_size` (rows
+    decoded or scored at once), `lowercase` (case-insensitive BLEU and chrF;
+    default: when the model's tokeniser lowercases).
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[Sequence[str]],
+        targets: Sequence[Sequence[str]],
+        references: Sequence[str] | None = None,
+        *,
+        batch_size: int = 64,
+        lowercase: bool | None = None,
+    ) -> None:
+        self.sources, self.targets = [list(s) for s in sources], [list(t) for t in targets]
+        self.references = list(references) if references is not None else [detokenize(t) for t in self.targets]
+        if not len(self.sources) == len(self.targets) == len(self.references):
+            raise ValueError("sources, targets and references must be equally many")
+        self.batch_size, self.lowercase = batch_size, lowercase
+        self._batches: SequenceBatches | None = None
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def translate(self, model: Any, **decode: Any) -> list[Translation]:
+        """The best output for each source (`decode` goes to `model.decode`)."""
+        results = translate_tokens(model, self.sources, chunk_size=self.batch_size, **decode)
+        return [options[0] if options else Translation("", [], float("-inf")) for options in results]
+
+    def scores(self, model: Any, **decode: Any) -> dict[str, Any]:
+        """``bleu``, ``chrf``, ``exact_match`` (the fraction whose output tokens equal the
+        target's) and the sacreBLEU signatures."""
+        outputs = self.translate(model, **decode)
+        lowercase = folds_case(model) if self.lowercase is None else self.lowercase
+        scores = sacrebleu_scores([o.text for o in outputs], self.references, lowercase=lowercase)
+        exact = float(np.mean([o.tokens == t for o, t in zip(outputs, self.targets, strict=True)]))
+        bleu, chrf = scores.pop("bleu"), scores.pop("chrf")
+        return {"bleu": bleu, "chrf": chrf, "exact_match": exact, **scores}
+
+    def loss(self, model: Any) -> float:
+        """The model's training loss (teacher forcing) per target token, over every pair."""
+        if self._batches is None:  # the model's vocabularies do not change during a run
+            fields = encode_pairs(model.vocabs["src"], model.vocabs["tgt"], self.sources, self.targets)
+            pad = model.vocabs["src"].pad_id
+            self._batches = SequenceBatches(fields, batch_size=self.batch_size, pad_id=pad, shuffle=False)
+        total, count = 0.0, 0.0
+        for batch in self._batches:
+            summed, n = _summed_loss(model, batch)
+            total, count = total + float(summed), count + float(n)
+        return total / max(count, 1.0)
+
+
+class Validation:
+    """The ``evaluate`` callback of `zoo.train`: held-out loss, BLEU, chrF and exact match.
+
+    Keeps the model that scores best by `select` (one of `METRICS`; the loss
+    lowest, the others highest; ties keep the earlier) and, with `patience`,
+    raises `StopTraining` after that many evaluations without a better score.
+
+    **Attributes:** `best` (the best model), `best_at` (its 1-based evaluation),
+    `history` (each evaluation's metrics), `stopped` (the early-stop message or None).
+    """
+
+    def __init__(self, held_out: HeldOut, *, select: str = "bleu", patience: int | None = None) -> None:
+        if select not in METRICS:
+            raise ValueError(f"select must be one of {METRICS}, got {select!r}")
+        self.held_out, self.select = held_out, select
+        sign = -1.0 if select == "valid_loss" else 1.0
+        self._keeper = KeepBest(lambda _: sign * self.history[-1][select], select, patience=patience)
+        self.history: list[dict[str, float]] = []
+        self.stopped: str | None = None
+
+    @property
+    def best(self) -> Any:
+        return self._keeper.model
+
+    @property
+    def best_at(self) -> int:
+        return self._keeper.best_at
+
+    def __call__(self, model: Any) -> dict[str, float]:
+        scores = self.held_out.scores(model)
+        metrics = {"valid_loss": self.held_out.loss(model), **{k: scores[k] for k in ("bleu", "chrf", "exact_match")}}
+        self.history.append(metrics)
+        try:
+            self._keeper(model)
+        except StopTraining as stop:
+            self.stopped = str(stop)
+            raise
+        return metrics
