@@ -332,3 +332,51 @@ def test_the_store_is_asked_before_other_resolvers(home, small_seq2seq, model_fi
     import_file(model_file, "seq2seq.tiny", registry=registry)
     assert zoo.build("seq2seq.tiny", key=None, registry=local).spec == small_seq2seq.spec  # the store's, first
     assert local.manager.get_plugin("zoo.store") is RESOLVER
+
+
+# -- hf:// addresses: the Hugging Face hub's cache, laid out by hand (never the network) ------------
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch, glove):
+    """``owner/vectors`` cached at one commit, ``main`` pointing to it, the file a link into blobs/."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    folder = tmp_path / "hf" / "models--owner--vectors"
+    (folder / "blobs").mkdir(parents=True)
+    (folder / "refs").mkdir()
+    (folder / "refs" / "main").write_text(commit)
+    blob = folder / "blobs" / "5f3a9c"
+    blob.write_bytes(glove.read_bytes())
+    snapshot = folder / "snapshots" / commit / "glove"
+    snapshot.mkdir(parents=True)
+    (snapshot / "small.txt").symlink_to(blob)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    return folder, commit
+
+
+def test_a_file_in_the_hub_cache_is_read_and_imported(home, hub, glove, capsys):
+    _, commit = hub
+    address = "hf://owner/vectors/glove/small.txt"
+    np.testing.assert_array_equal(KeyedVectors.load(address).vectors, KeyedVectors.load(glove).vectors)
+    assert len(KeyedVectors.load(f"hf://owner/vectors@{commit}/glove/small.txt")) == 6
+    assert main(["vectors", "similar", address, "king", "--topn", "1"]) == 0  # through argparse's Path too
+    assert capsys.readouterr().out.split()[-1] == "queen"
+    assert main(["import", address, "--as", "glove.hub"]) == 0
+    assert default_store().get("glove.hub").source == f"{address} (GloVe text)"
+
+
+def test_hub_addresses_are_checked_and_never_downloaded(home, hub, tmp_path):
+    folder, _ = hub
+    with pytest.raises(WeightsError, match=r"not in the Hugging Face cache.*`hf download owner/other x.txt`"):
+        KeyedVectors.load("hf://owner/other/x.txt")
+    with pytest.raises(WeightsError, match="--revision v2"):
+        KeyedVectors.load("hf://owner/vectors@v2/glove/small.txt")
+    for address in ("hf://owner/../x/y", "hf://owner/vectors/../../etc/passwd", "hf://owner/vectors", "hf://o/r//x"):
+        with pytest.raises(NameSyntaxError):
+            KeyedVectors.load(address)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("king 1 0\n")
+    commit = (folder / "refs" / "main").read_text()
+    (folder / "snapshots" / commit / "escape.txt").symlink_to(outside)
+    with pytest.raises(WeightsError, match="leads outside"):
+        KeyedVectors.load("hf://owner/vectors/escape.txt")

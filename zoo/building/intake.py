@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 
 from zoo.building.files import is_safetensors
+from zoo.building.hub import canonical, hub_file, is_address
 from zoo.building.store import Store, StoreEntry, check_name, default_store
 from zoo.errors import DataError, WeightsError
 from zoo.naming.registry import Registry  # light: no JAX until a file is read
@@ -55,6 +56,9 @@ def import_file(
 ) -> StoreEntry:
     """Check or convert the file `source` and store it as `name` (``NAME.TAG``); return its entry.
 
+    `source` is a path, or ``hf://OWNER/REPO/PATH`` for a file in the Hugging Face
+    hub's cache (`zoo.building.hub`; nothing is downloaded).
+
     **Arguments:**
 
     - `format`: one of `FORMATS` (``"auto"`` tells them apart).
@@ -71,7 +75,9 @@ def import_file(
     store = store or default_store()
     if format not in FORMATS:
         raise DataError(f"unknown format {format!r}; choose one of {sorted(FORMATS)}")
-    path = Path(source)
+    text = os.fspath(source)
+    cached = is_address(text) and not os.path.lexists(text)
+    path = hub_file(text) if cached else Path(source)
     if not path.is_file():
         raise DataError(f"no file to import at {path}")
     if not replace and store.find(name) is not None:  # checked again under the lock
@@ -79,7 +85,7 @@ def import_file(
             f"the model store already holds {name!r}; choose another name, replace it (--replace), "
             f"or remove it first (zoo models --remove {name})"
         )
-    where = str(path.absolute())
+    where = canonical(text) if cached else str(path.absolute())
     if format == "zoo" or (format == "auto" and is_safetensors(path)):
         return _import_zoo(path, name, where, store, replace, limit, registry)
     return _import_vectors(path, name, where, store, replace, limit, format)

@@ -7,6 +7,7 @@ model name (``NAME.TAG``, or ``seq2seq+bahdanau.rev``) is asked of the weights
 resolvers, exactly as ``zoo.build("NAME.TAG")`` asks them: the model store
 first (`zoo.building.store`), then every plugin's ``zoo_resolve_weights``. Any
 other text is returned as the path it is, for the caller to report missing.
+``hf://OWNER/REPO/PATH`` is a file in the Hugging Face hub's cache (`zoo.building.hub`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from zoo.building import hub
 from zoo.building.store import default_store
 from zoo.errors import NameSyntaxError, UnknownNameError
 from zoo.naming.names import parse_name
@@ -44,6 +46,8 @@ def locate(path: str | os.PathLike, *, registry: Registry | None = None) -> Path
     """
     if os.path.lexists(path):
         return Path(path)
+    if hub.is_address(os.fspath(path)):
+        return hub.hub_file(os.fspath(path))
     name = as_name(path)
     if name is None:
         return Path(path)
