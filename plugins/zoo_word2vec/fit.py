@@ -125,6 +125,11 @@ def fit(
     checkpoint_seconds: float | None = None,
     resume: bool = False,
     on_job: Callable[[Position], None] | None = None,
+    on_epoch_begin: Callable[[int], None] | None = None,
+    on_epoch_end: Callable[[dict[str, float], Callable[[], Any]], None] | None = None,
+    epochs: int | None = None,
+    alpha: float | None = None,
+    min_alpha: float | None = None,
     mesh: Mesh | None = None,
 ) -> tuple[Any, TrainStats]:
     """Train `model` (built with a ``words`` vocabulary that has counts) on `corpus`.
@@ -149,7 +154,11 @@ def fit(
     - `resume`: go on from `checkpoint` if it exists (it must come from the same model
       settings, vocabulary, corpus, `seed` and `job_words`); with one thread or JAX the
       result equals a run that was never stopped.
-    - `on_job(position)`: called after each job (see `zoo_word2vec.training.run_epochs`).
+    - `on_job(position)`: called after each job; `on_epoch_begin(epoch)` before each epoch,
+      `on_epoch_end(record, current)` after it, ``current()`` giving the model trained so far
+      (see `zoo_word2vec.training.run_epochs`).
+    - `epochs`, `alpha`, `min_alpha`: this call's passes and learning-rate schedule, in place
+      of the spec's (None: the spec's), as gensim's ``train(epochs=, start_alpha=, end_alpha=)``.
     - `mesh`: a `jax.sharding.Mesh` (JAX backend): the matrices' rows are split over its
       devices, so each holds a share of the tables; the vectors equal a one-device run's.
 
@@ -179,24 +188,29 @@ def fit(
     threads = default_threads() if threads is None else threads
     runner = make_runner(model, backend, tables, job_words=job_words, mesh=mesh)
     del model  # the runner trains its own copies: a caller that keeps no reference frees the initial ones
+    epochs = p["epochs"] if epochs is None else epochs
+    alpha = p["alpha"] if alpha is None else alpha
+    min_alpha = p["min_alpha"] if min_alpha is None else min_alpha
     with encode_corpus(corpus, vocab, tokenizer, encoding=encoding, errors=errors) as encoded:
         stats = run_epochs(
             runner,
             encoded,
-            epochs=p["epochs"],
-            alpha=p["alpha"],
-            min_alpha=p["min_alpha"],
+            epochs=epochs,
+            alpha=alpha,
+            min_alpha=min_alpha,
             seed=seed,
             threads=threads,
             job_words=job_words,
             progress=progress,
             description=description or name,
             on_job=on_job,
+            on_epoch_begin=on_epoch_begin,
+            on_epoch_end=on_epoch_end,
             checkpoint=saving,
             resume=start,
         )
     stats.backend, stats.threads = backend, threads if backend == "numba" else 0
     trained = runner.finish()
     if not all_finite(trained):
-        raise diverged("the trained vectors", f"after {len(stats.history)} epoch(s)", p["alpha"])
+        raise diverged("the trained vectors", f"after {len(stats.history)} epoch(s)", alpha)
     return trained, stats

@@ -27,6 +27,9 @@ untouched):
   training with `TrainingDiverged`, naming the last checkpoint.
 - **progress**: a bar with words/s, the loss and the learning rate; one history
   record per epoch.
+- **epoch hooks**: a call before each epoch and one after it with the epoch's
+  record and the vectors trained so far (gensim's callbacks ride on them,
+  `zoo.vectors.CallbackAny2Vec`).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ __all__ = [
     "Runner",
     "TrainStats",
     "all_finite",
+    "copy_matrices",
     "diverged",
     "encode_corpus",
     "job_seed",
@@ -237,6 +241,12 @@ def job_seed(seed: int, index: int) -> int:
     return ((seed & _MASK64) * _GOLDEN + index + 1) & _MASK64
 
 
+def copy_matrices(model: Any) -> Any:
+    """`model` with its own copies of the ``input`` and ``output`` matrices (a runner's snapshot
+    may share the buffers it goes on training)."""
+    return eqx.tree_at(lambda m: (m.input, m.output), model, (np.array(model.input), np.array(model.output)))
+
+
 def all_finite(model: Any) -> bool:
     """Whether every floating-point array of `model` holds only finite values (one reduction per array)."""
     arrays = jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array))
@@ -265,7 +275,8 @@ def run_epochs(
     job_words: int = 10_000,
     progress: bool = True,
     description: str | None = None,
-    on_epoch: Callable[[dict[str, float]], None] | None = None,
+    on_epoch_begin: Callable[[int], None] | None = None,
+    on_epoch_end: Callable[[dict[str, float], Callable[[], Any]], None] | None = None,
     on_job: Callable[[Position], None] | None = None,
     checkpoint: Checkpointing | None = None,
     resume: Resume | None = None,
@@ -273,7 +284,12 @@ def run_epochs(
     """Train `runner` for `epochs` passes over `corpus`; return the statistics.
 
     `on_job(position)` is called in the calling thread after each job, in job order,
-    with the position after it (an exception it raises stops training). With
+    with the position after it (an exception it raises stops training).
+    `on_epoch_begin(epoch)` is called before each epoch this call trains (from 1; a
+    resumed run calls it for the epoch it goes on with), `on_epoch_end(record,
+    current)` after it, with the epoch's `TrainStats.history` record and ``current()``,
+    which gives the model as trained so far (a copy of its matrices; call it during
+    the hook, while no job runs). With
     `checkpoint`, the training state is written as it says; with `resume`, training
     goes on from that checkpoint (whose model `runner` holds).
     """
@@ -301,6 +317,8 @@ def run_epochs(
     start_time = time.perf_counter()
     try:
         for epoch in range(at.epoch, epochs):
+            if on_epoch_begin is not None:
+                on_epoch_begin(epoch + 1)
             epoch_start = time.perf_counter()
             tally = _Tally(epoch + 1, alpha, saver)
             skip = at.job if epoch == at.epoch else 0
@@ -347,8 +365,8 @@ def run_epochs(
                 "alpha": schedule(alpha, min_alpha, done, total),
             }
             stats.history.append(record)
-            if on_epoch is not None:
-                on_epoch(record)
+            if on_epoch_end is not None:
+                on_epoch_end(record, lambda: copy_matrices(runner.snapshot()))
         if index > at.jobs:
             saver.write(Position(epochs, 0, index, done), _Tally(epochs, alpha, saver), final=True)
     finally:
