@@ -419,6 +419,7 @@ class Word2Vec:
         if self._model is None:
             raise DataError("you must first build the vocabulary before training: call build_vocab(sentences)")
         corpus, tokenizer = _check_corpus(corpus_iterable, corpus_file, "train")
+        callbacks = tuple(callbacks)
         self.alpha = start_alpha or self.alpha
         self.min_alpha = end_alpha if end_alpha is not None else self.min_alpha
         self.epochs = self.epochs if epochs is None else epochs
