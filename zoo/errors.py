@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "DataError",
+    "DistributedError",
     "InvalidParameterError",
     "NameSyntaxError",
     "PluginConflictError",
@@ -71,6 +72,10 @@ class TrainingDiverged(ZooError):
 
 class DataError(ZooError, ValueError):
     """Input data is malformed or inconsistent."""
+
+
+class DistributedError(ZooError, RuntimeError):
+    """The processes of a multi-process run cannot find or agree with each other."""
 
 
 def close_matches(word: str, candidates: Iterable[str], n: int = 3) -> str:

@@ -37,10 +37,18 @@ def run(args: argparse.Namespace) -> int:
     parser = argparse.ArgumentParser(prog=f"zoo train {args.name}", description=arch.summary)
     recipe.add_arguments(parser)
     options = parser.parse_args(args.rest)
+    from zoo.training.distributed import barrier, start_from_options
+
+    several = start_from_options(options)  # several processes: join the run before any data is read
     from zoo.training.trainer import time_budget
 
     minutes = getattr(options, "minutes", None)  # --minutes: every zoo.train of the run stops on time
     with time_budget(minutes * 60 if minutes is not None else None):
         path = recipe.train(args.name, options, parse_overrides(options.set))
+    if several is not None:
+        barrier("zoo train: saved")  # process 0 wrote the file
+    if several is not None and several.index != 0:
+        print(f"process {several.index} of {several.count} done: process 0 saved {path}", file=sys.stderr)
+        return 0
     print(f"saved {path}", file=sys.stderr)
     return 0

@@ -1,22 +1,44 @@
 """Data parallelism with `jax.sharding`: batches split over devices, parameters replicated.
 
 The same training code runs on one CPU, several accelerators, or several hosts
-(after ``jax.distributed.initialize()``): pass ``mesh=zoo.training.parallel.data_mesh()``
-to `zoo.train`. XLA inserts the gradient all-reduce.
+(after `zoo.training.distributed.start`): pass ``mesh=zoo.training.parallel.data_mesh()``
+to `zoo.train` (with several processes it is the default). XLA inserts the gradient
+all-reduce.
+
+With several processes, ``jax.devices()`` spans all of them: each process holds
+the rows of a global batch that its own devices hold (`process_rows`), and
+`global_batch` joins them into global arrays; `local_copy` and `gather` bring a
+replicated or row-sharded result back to this process, whole.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import equinox as eqx
 import jax
+import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from zoo.errors import DataError
+from zoo.errors import DataError, DistributedError
 
-__all__ = ["DATA_AXIS", "data_mesh", "replicate", "shard_batch", "shard_rows"]
+__all__ = [
+    "DATA_AXIS",
+    "agree",
+    "any_process",
+    "data_mesh",
+    "digest",
+    "gather",
+    "global_batch",
+    "local_copy",
+    "process_rows",
+    "replicate",
+    "shard_batch",
+    "shard_rows",
+    "spans_processes",
+]
 
 DATA_AXIS = "data"
 
@@ -39,13 +61,110 @@ def shard_batch(batch: Mapping[str, Any], mesh: Mesh) -> dict[str, jax.Array]:
     sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
     placed = {}
     for name, array in batch.items():
-        if array.shape[0] % devices:
-            raise DataError(
-                f"batch field {name!r} has {array.shape[0]} rows, not divisible by the {devices} devices of "
-                f"the mesh; choose a batch size that is a multiple of {devices}"
-            )
+        _check_divisible(name, array.shape[0], devices)
         placed[name] = jax.device_put(array, sharding)
     return placed
+
+
+def _check_divisible(name: str, rows: int, devices: int) -> None:
+    if rows % devices:
+        raise DataError(
+            f"batch field {name!r} has {rows} rows, not divisible by the {devices} devices of "
+            f"the mesh; choose a batch size that is a multiple of {devices}"
+        )
+
+
+def spans_processes(mesh: Mesh | None) -> bool:
+    """Whether `mesh` holds devices of other processes than this one."""
+    return mesh is not None and mesh.is_multi_process
+
+
+def process_rows(mesh: Mesh, rows: int) -> slice:
+    """The block of a `rows`-row global batch that this process's devices hold on the ``data`` axis."""
+    _check_divisible("batch", rows, mesh.shape[DATA_AXIS])
+    sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+    spans = sorted({index[0].indices(rows)[:2] for index in sharding.addressable_devices_indices_map((rows,)).values()})
+    start, stop = spans[0][0], spans[-1][1]
+    if sum(b - a for a, b in spans) != stop - start:
+        raise DistributedError(
+            "this process's devices are not next to each other on the mesh's 'data' axis, so its rows of a "
+            "batch are not one block; order the mesh's devices by process (data_mesh() over jax.devices() does)"
+        )
+    return slice(start, stop)
+
+
+def global_batch(local: Mapping[str, Any], mesh: Mesh) -> dict[str, jax.Array]:
+    """Global arrays sharded on the ``data`` axis from this process's block of rows of each
+    field (`local`, as `process_rows` delimits it: ``[n_local, ...]`` of a global ``[n, ...]``,
+    n = n_local x devices of the mesh / this process's devices of the mesh); every process calls it."""
+    sharding = NamedSharding(mesh, PartitionSpec(DATA_AXIS))
+    mine = sum(d.process_index == jax.process_index() for d in mesh.devices.flat)
+    placed = {}
+    for name, array in local.items():
+        array = np.asarray(array)
+        rows = array.shape[0] * mesh.devices.size // mine
+        placed[name] = jax.make_array_from_process_local_data(sharding, array, (rows, *array.shape[1:]))
+    return placed
+
+
+def local_copy(tree: Any) -> Any:
+    """`tree` with every replicated array that spans several processes replaced by this
+    process's own copy (on its first device), so code that is not collective can use it."""
+
+    def own(leaf: Any) -> Any:
+        if not isinstance(leaf, jax.Array) or leaf.is_fully_addressable:
+            return leaf
+        if not leaf.is_fully_replicated:
+            raise DistributedError(f"an array of shape {leaf.shape} is sharded over processes; gather it instead")
+        return leaf.addressable_data(0)
+
+    return jax.tree.map(own, tree)
+
+
+def gather(tree: Any) -> Any:
+    """Every array of `tree` whole on this host, as NumPy (a collective: every process calls it)."""
+    from jax.experimental import multihost_utils
+
+    def whole(leaf: Any) -> Any:
+        if not isinstance(leaf, jax.Array):
+            return leaf
+        if leaf.is_fully_addressable or leaf.is_fully_replicated:
+            return np.asarray(leaf)
+        return np.asarray(multihost_utils.process_allgather(leaf, tiled=True))
+
+    return jax.tree.map(whole, tree)
+
+
+def digest(tree: Any) -> int:
+    """A 31-bit fingerprint of the shapes, dtypes and bytes of `tree`'s arrays (this process's view)."""
+    hasher = hashlib.blake2b(digest_size=4)
+    for leaf in jax.tree.leaves(eqx.filter(tree, eqx.is_array)):
+        array = np.asarray(leaf)
+        hasher.update(f"{array.shape}{array.dtype}".encode())
+        hasher.update(np.ascontiguousarray(array).tobytes())
+    return int.from_bytes(hasher.digest(), "little") >> 1  # fits the int32 that `agree` exchanges
+
+
+def any_process(flag: bool) -> bool:
+    """Whether `flag` is true on any process (a collective: every process calls it)."""
+    from jax.experimental import multihost_utils
+
+    return bool(np.any(multihost_utils.process_allgather(np.asarray([bool(flag)], dtype=np.int32))))
+
+
+def agree(values: Mapping[str, int]) -> None:
+    """Check that every process holds the same `values` (name -> integer in int32's range); a `DistributedError`
+    naming the first that differs and each process's value. A collective: every process calls it."""
+    from jax.experimental import multihost_utils
+
+    names = list(values)
+    mine = np.asarray([int(values[n]) for n in names], dtype=np.int32)
+    everyone = np.asarray(multihost_utils.process_allgather(mine)).reshape(-1, len(names))
+    for column, name in enumerate(names):
+        seen = everyone[:, column]
+        if np.any(seen != seen[0]):
+            listed = ", ".join(f"process {p}: {v}" for p, v in enumerate(seen.tolist()))
+            raise DistributedError(f"the processes disagree on {name} ({listed})")
 
 
 def shard_rows(tree: Any, mesh: Mesh) -> Any:

@@ -32,6 +32,7 @@ __all__ = [
     "Recipe",
     "add_checkpoint_arguments",
     "add_common_arguments",
+    "add_distributed_arguments",
     "add_encoding_argument",
     "add_hyperparameter_argument",
     "output_path",
@@ -125,6 +126,34 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
         help="time budget: stop at the first step after this many minutes of the run, save, and say so",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_distributed_arguments(parser)
+
+
+def add_distributed_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--coordinator HOST:PORT --num-processes N --process-id I`` and ``--coordinator-timeout``:
+    one training run over several processes or machines (`zoo.training.distributed`)."""
+    from zoo.training.distributed import coordinator_address, default_timeout
+
+    group = parser.add_argument_group(
+        "several processes", "one run over N processes (machines); SLURM and Open MPI jobs need none of these"
+    )
+    group.add_argument(
+        "--coordinator",
+        type=coordinator_address,
+        metavar="HOST:PORT",
+        help="address of process 0, which listens on PORT; the same on every process",
+    )
+    group.add_argument("--num-processes", type=argument_type("[1, inf)"), metavar="N", help="processes in the run")
+    group.add_argument(
+        "--process-id", type=argument_type("[0, inf)"), metavar="I", help="this process's number, 0 to N-1"
+    )
+    group.add_argument(
+        "--coordinator-timeout",
+        type=argument_type("(0, inf)", float),
+        default=default_timeout(),
+        metavar="SECONDS",
+        help="how long to wait for the coordinator and the other processes (default ZOO_COORDINATOR_TIMEOUT or 300)",
+    )
 
 
 def add_checkpoint_arguments(parser: argparse.ArgumentParser, *, every: int, unit: str) -> None:

@@ -31,11 +31,26 @@ from tqdm.auto import tqdm
 
 from zoo.building.files import check_writable
 from zoo.data.batching import BatchSource
-from zoo.errors import InvalidParameterError, TrainingDiverged
+from zoo.data.sharding import ProcessRows
+from zoo.errors import DistributedError, InvalidParameterError, TrainingDiverged
 from zoo.naming.domains import check_count
 from zoo.training.checkpoint import load_checkpoint, save_checkpoint
+from zoo.training.distributed import barrier, is_writer
 from zoo.training.memory import keep_freed_memory
-from zoo.training.parallel import replicate, shard_batch, shard_rows
+from zoo.training.parallel import (
+    agree,
+    any_process,
+    data_mesh,
+    digest,
+    gather,
+    global_batch,
+    local_copy,
+    process_rows,
+    replicate,
+    shard_batch,
+    shard_rows,
+    spans_processes,
+)
 
 __all__ = ["TrainResult", "make_step", "time_budget", "train"]
 
@@ -203,6 +218,13 @@ def train(
       target tokens), a function of the batch, or ``"examples"`` (rows).
     - `mesh`: data parallelism: batches split over the mesh's ``"data"`` axis,
       parameters and optimiser state replicated (see `zoo.training.parallel.data_mesh`).
+      In a run of several processes (`zoo.training.distributed.start`) the default is
+      a mesh over every process's devices; each process then feeds its own rows of
+      every global batch (`zoo.data.sharding.ProcessRows`; `data` must give every
+      process the same batches), `evaluate` sees this process's copy of the model,
+      process 0 alone writes the checkpoint while the others wait, and the result
+      holds this process's copy of the state (the carry whole). Throughput counts
+      this process's rows.
     - `time_limit`: seconds from this call (or the end of an enclosing `time_budget`,
       whichever comes first): training stops at the first step boundary after it,
       evaluates and checkpoints as at the end, says so, and sets `stopped_on_time`.
@@ -211,11 +233,15 @@ def train(
     steps, and the process holds its peak memory; ``ZOO_KEEP_FREED_MEMORY=0`` opts out.
     """
     _check_settings(steps=steps, eval_every=eval_every, checkpoint_every=checkpoint_every, log_every=log_every)
+    if mesh is None and jax.process_count() > 1:
+        mesh = data_mesh()  # several processes: one mesh over all their devices
+    many, writer = spans_processes(mesh), is_writer()
+    progress = progress and writer
     if time_limit is not None:
         _check_time_limit(time_limit)
     ambient = _DEADLINE.get()
     deadline = min(time.monotonic() + (time_limit or math.inf), math.inf if ambient is None else ambient)
-    if checkpoint is not None:
+    if checkpoint is not None and writer:
         check_writable(checkpoint)  # before the first step, not after the first interval
     optimizer = optimizer if optimizer is not None else optax.adam(1e-3)
     carried = carry is not None
@@ -227,6 +253,8 @@ def train(
         model, opt_state, start, position, carry, _ = load_checkpoint(
             checkpoint, opt_state, carry_like=carry, model_like=model
         )
+    if many:
+        _check_same_start(model, opt_state, carry, start, data, position, checkpoint)
     if mesh is not None:
         model, opt_state = replicate(model, mesh), replicate(opt_state, mesh)
         carry = shard_rows(carry, mesh) if carried else None
@@ -236,26 +264,29 @@ def train(
     bad = jnp.int32(-1)
     loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
     bar = tqdm(total=steps, initial=start, disable=not progress, desc=description, unit="step", dynamic_ncols=True)
-    stream = data.iterate(position)
+    stream = (ProcessRows(data, functools.partial(process_rows, mesh)) if many else data).iterate(position)
     step, on_time = start, False
     try:
         while step < steps:
             batch, position = next(stream)
             units_done += _count_units(batch, units)
             if mesh is not None:
-                batch = shard_batch(batch, mesh)
+                batch = global_batch(batch, mesh) if many else shard_batch(batch, mesh)
             model, opt_state, loss_value, carry, bad = step_fn(
                 model, opt_state, batch, carry, jax.random.fold_in(key, step), bad, jnp.int32(step)
             )
             loss_sum, loss_count, step = loss_sum + loss_value, loss_count + 1, step + 1
             bar.update(1)
             on_time = step < steps and time.monotonic() >= deadline
+            if many and deadline < math.inf:
+                on_time = any_process(on_time)  # every process stops after the same step
             at_end = step == steps or on_time
             if step % log_every == 0 or at_end:
                 failure = _divergence(bad, step, checkpoint)
                 if failure is not None:
                     compilations = _TRACES[0] - traces_before
-                    failure.result = TrainResult(model, opt_state, step, position, history, compilations, carry)
+                    kept = _own(model, opt_state, carry) if many else (model, opt_state, carry)
+                    failure.result = TrainResult(kept[0], kept[1], step, position, history, compilations, kept[2])
                     raise failure
                 elapsed = max(time.perf_counter() - t0, 1e-9)
                 record = {"step": step, "loss": float(loss_sum) / loss_count, "units_per_s": units_done / elapsed}
@@ -263,18 +294,56 @@ def train(
                 history.append(record)
                 loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
             if evaluate is not None and ((eval_every and step % eval_every == 0) or at_end):
-                metrics = {k: float(v) for k, v in evaluate(model).items()}
+                metrics = {k: float(v) for k, v in evaluate(local_copy(model) if many else model).items()}
                 history.append({"step": step, **metrics})
                 bar.write(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items()))
             if checkpoint is not None and ((checkpoint_every and step % checkpoint_every == 0) or at_end):
-                save_checkpoint(checkpoint, model, opt_state, step=step, position=position, carry=carry)
+                _save(checkpoint, model, opt_state, carry, step, position, many=many)
             if on_time:
                 bar.write(f"stopped on time: the time budget ran out after step {step} of {steps}")
                 break
     finally:
         bar.close()
     compilations = _TRACES[0] - traces_before
+    if many:
+        model, opt_state, carry = _own(model, opt_state, carry)
     return TrainResult(model, opt_state, step, position, history, compilations, carry, stopped_on_time=on_time)
+
+
+def _own(model: Any, opt_state: Any, carry: Any) -> tuple[Any, Any, Any]:
+    """This process's copy of a state spread over several processes (the carry gathered whole:
+    a collective, every process calls it)."""
+    return local_copy(model), local_copy(opt_state), jax.tree.map(jnp.asarray, gather(carry))
+
+
+def _save(checkpoint: Path, model: Any, opt_state: Any, carry: Any, step: int, position: Any, *, many: bool) -> None:
+    """Process 0 writes the checkpoint; with several processes, the others wait until it is written."""
+    if many:
+        model, opt_state, carry = _own(model, opt_state, carry)
+    if is_writer():
+        save_checkpoint(checkpoint, model, opt_state, step=step, position=position, carry=carry)
+    barrier(f"zoo.train: checkpoint at step {step}")
+
+
+def _check_same_start(
+    model: Any, opt_state: Any, carry: Any, start: int, data: BatchSource, position: Any, checkpoint: Path | None
+) -> None:
+    """Every process of a run starts from the same step, state and first global batch, or none trains."""
+    first, _ = next(iter(data.iterate(position)))
+    try:
+        agree(
+            {
+                "the step to start from": start,
+                "the initial parameters and optimiser state": digest((model, opt_state, carry)),
+                "the first batch": digest(first),
+            }
+        )
+    except DistributedError as error:
+        shared = f" ({checkpoint} must be one file every process reads, e.g. on a shared file system)"
+        raise DistributedError(
+            f"{error}: every process must build the same model (same --seed and hyperparameters), read the "
+            f"same data in the same order, and resume from the same checkpoint{shared if checkpoint else ''}"
+        ) from None
 
 
 def _rate(value: float, units: Any) -> str:
