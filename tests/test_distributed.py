@@ -111,7 +111,8 @@ def test_seq2seq_on_two_processes_equals_one_process_and_process_0_alone_writes(
 def test_language_model_on_four_slurm_processes_resumes_and_equals_one_process(tmp_path):
     """Four processes under SLURM's variables (JAX's own detection, no flags), one row of the
     carried state each: 3 steps, a checkpoint, 3 more resumed from it; the model and every
-    process's final carry equal one process's; data that differs between processes is refused."""
+    process's final carry equal one process's; one process's time budget stops all of them after
+    the same step; data that differs between processes is refused."""
     sys.path.insert(0, str(HERE))
     try:
         import distributed_worker
@@ -143,6 +144,7 @@ def test_language_model_on_four_slurm_processes_resumes_and_equals_one_process(t
         assert (report["processes"], report["index"]) == (4, index)
         assert (report["first_step"], report["step"], report["position"]) == (3, 6, reference["position"])
         assert "the processes disagree on the first batch" in report["disagreement"]
+        assert report["stopped"] == [1, True]  # process 3's time budget stopped all four after step 1
         theirs = np.load(tmp_path / "four" / f"carry-{index}.npz")
         assert theirs["0"].shape == carry["0"].shape == (4, 8)  # every process ends with the whole carry
         for name in carry:

@@ -224,7 +224,8 @@ def train(
       process the same batches), `evaluate` sees this process's copy of the model,
       process 0 alone writes the checkpoint while the others wait, and the result
       holds this process's copy of the state (the carry whole). Throughput counts
-      this process's rows.
+      this process's rows. A time budget on any process stops all of them after the
+      same step (they compare clocks after every step then: one small collective).
     - `time_limit`: seconds from this call (or the end of an enclosing `time_budget`,
       whichever comes first): training stops at the first step boundary after it,
       evaluates and checkpoints as at the end, says so, and sets `stopped_on_time`.
@@ -255,6 +256,7 @@ def train(
         )
     if many:
         _check_same_start(model, opt_state, carry, start, data, position, checkpoint)
+    timed = many and any_process(deadline < math.inf)  # a budget on any process: all check the time together
     if mesh is not None:
         model, opt_state = replicate(model, mesh), replicate(opt_state, mesh)
         carry = shard_rows(carry, mesh) if carried else None
@@ -278,7 +280,7 @@ def train(
             loss_sum, loss_count, step = loss_sum + loss_value, loss_count + 1, step + 1
             bar.update(1)
             on_time = step < steps and time.monotonic() >= deadline
-            if many and deadline < math.inf:
+            if timed:
                 on_time = any_process(on_time)  # every process stops after the same step
             at_end = step == steps or on_time
             if step % log_every == 0 or at_end:
