@@ -1,1 +1,1 @@
-"""Training: the loop, checkpoints, the mesh, selection on a dev set, recipes behind ``zoo train``."""
+"""Training: the loop, checkpoints, the mesh, several processes, dev-set selection, recipes behind ``zoo train``."""
