@@ -19,7 +19,8 @@ The names, by job:
 - data: vocabularies, batches, reading text files, tokenizers, characters,
   co-occurrence counts;
 - building, saving and training: `build`, `build_component`, `build_from_spec`,
-  `save`, `load`, `train`, checkpoints, `KeepBest`/`StopTraining`, frozen parameters;
+  `save`, `load`, `train`, checkpoints, `KeepBest`/`StopTraining`, frozen parameters,
+  a loop's progress and metrics log (`Progress`, `open_log`);
 - recipes (``zoo train NAME``'s options): `Recipe`, `resolve_spec`, the
   ``add_*_argument(s)`` helpers;
 - word vectors: `KeyedVectors`, `subwords` (fastText's n-grams and hash);
@@ -111,6 +112,8 @@ _EXPORTS: dict[str, str] = {
     "save_checkpoint": "zoo.training.checkpoint:save_checkpoint",
     "load_checkpoint": "zoo.training.checkpoint:load_checkpoint",
     "KeepBest": "zoo.training.selection:KeepBest",
+    "Progress": "zoo.training.progress:Progress",
+    "open_log": "zoo.training.progress:open_log",
     "StopTraining": "zoo.training.selection:StopTraining",
     "frozen": "zoo.training.freezing:frozen",
     "skip_frozen": "zoo.training.freezing:skip_frozen",
@@ -120,11 +123,14 @@ _EXPORTS: dict[str, str] = {
         for name in (
             "EvaluatingRecipe",
             "Recipe",
+            "add_alias",
             "add_checkpoint_arguments",
             "add_common_arguments",
             "add_corpus_arguments",
             "add_encoding_argument",
             "add_hyperparameter_argument",
+            "add_log_argument",
+            "add_lowercase_arguments",
             "corpus_vocabulary",
             "resolve_spec",
             "seed_type",

@@ -11,9 +11,11 @@ import jax
 
 import zoo
 from zoo.plugin_api import (
+    add_alias,
     add_checkpoint_arguments,
     add_corpus_arguments,
     add_hyperparameter_argument,
+    add_log_argument,
     argument_type,
     corpus_vocabulary,
     output_path,
@@ -27,16 +29,16 @@ __all__ = ["JOB_WORDS", "EmbeddingRecipe", "recipe"]
 JOB_WORDS = 10_000
 """Corpus words per job (one kernel call or compiled step); checkpoints fall between jobs."""
 
-# option -> type; each sets the hyperparameter of its name (--dim: embedding_size), checked by the model's domain;
-# left out, an option keeps the architecture's (or preset's) value
+# option -> (hyperparameter, type, help, old spellings): each is checked by the model's domain; left out, an
+# option keeps the architecture's (or preset's) value, which --help shows
 _SETTINGS = {
-    "dim": int,
-    "window": int,
-    "negative": int,
-    "epochs": int,
-    "sample": float,
-    "alpha": float,
-    "min_alpha": float,
+    "--dim": ("embedding_size", int, "vector size", ()),
+    "--window": ("window", int, "context window (words each side)", ()),
+    "--negative": ("negative", int, "negative samples per word", ()),
+    "--epochs": ("epochs", int, "passes over the corpus", ()),
+    "--sample": ("sample", float, "downsampling threshold of frequent words", ()),
+    "--lr": ("alpha", float, "starting learning rate, decayed linearly to --min-lr", ("--alpha",)),
+    "--min-lr": ("min_alpha", float, "final learning rate", ("--min-alpha",)),
 }
 
 
@@ -63,10 +65,8 @@ class EmbeddingRecipe:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)
         parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")
-        for option, kind in _SETTINGS.items():
-            param = "embedding_size" if option == "dim" else option
-            flag = "--" + option.replace("_", "-")
-            add_hyperparameter_argument(parser, flag, param, type=kind, help=f"{param} (default: the model's)")
+        for flag, (param, kind, text, old) in _SETTINGS.items():
+            add_alias(parser, add_hyperparameter_argument(parser, flag, param, type=kind, help=text), *old)
         parser.add_argument(
             "--threads", type=argument_type("[1, inf)"), default=None, help="CPU threads (default: all cores)"
         )
@@ -79,6 +79,7 @@ class EmbeddingRecipe:
         parser.add_argument("--seed", type=seed_type, default=0, help="initialisation and sampling seed")
         parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any other hyperparameter")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
+        add_log_argument(parser)
         add_checkpoint_arguments(parser, every=1000, unit=f"jobs of {JOB_WORDS:,} words")
         parser.add_argument(
             "--checkpoint-seconds",

@@ -25,7 +25,10 @@ untouched):
   second and at each epoch's end) and before every checkpoint, which is written
   only when the loss and every vector are finite; a NaN or infinite value stops
   training with `TrainingDiverged`, naming the last checkpoint.
-- **progress**: a bar with words/s, the loss and the learning rate; one history
+- **progress** (`zoo.plugin_api.Progress`, the behaviour of `zoo.train`): on a
+  terminal a bar with words/s, the loss and the learning rate; elsewhere one plain
+  line every `log_seconds` and at each epoch's end; the same intervals as JSON
+  records in a metrics log (``log_file``, or ``zoo train --log-file``); one history
   record per epoch.
 - **epoch hooks**: a call before each epoch and one after it with the epoch's
   record and the vectors trained so far (gensim's callbacks ride on them,
@@ -35,6 +38,7 @@ untouched):
 from __future__ import annotations
 
 import collections
+import contextlib
 import math
 import os
 import time
@@ -48,9 +52,18 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
 
-from zoo.plugin_api import Checkpoint, DataError, TrainingDiverged, Vocab, WeightsError, iter_ids, save_checkpoint
+from zoo.plugin_api import (
+    Checkpoint,
+    DataError,
+    Progress,
+    TrainingDiverged,
+    Vocab,
+    WeightsError,
+    iter_ids,
+    open_log,
+    save_checkpoint,
+)
 from zoo_word2vec.stream import EncodedCorpus
 
 __all__ = [
@@ -280,6 +293,8 @@ def run_epochs(
     on_job: Callable[[Position], None] | None = None,
     checkpoint: Checkpointing | None = None,
     resume: Resume | None = None,
+    log_file: str | os.PathLike | None = None,
+    log_seconds: float = 10.0,
 ) -> TrainStats:
     """Train `runner` for `epochs` passes over `corpus`; return the statistics.
 
@@ -292,6 +307,12 @@ def run_epochs(
     the hook, while no job runs). With
     `checkpoint`, the training state is written as it says; with `resume`, training
     goes on from that checkpoint (whose model `runner` holds).
+
+    Progress (`zoo.plugin_api.Progress`): a bar on a terminal, else a plain line every
+    `log_seconds` and at each epoch's end; each such interval is also a record of the
+    metrics log `log_file` (default: the ambient one of ``zoo train --log-file``):
+    ``step`` (jobs trained), ``epoch``, ``words``, ``loss`` (the epoch's running mean),
+    ``lr``, ``units_per_s`` (words/s), ``elapsed``.
     """
     if epochs < 1:
         raise DataError(f"epochs must be at least 1, got {epochs}")
@@ -303,14 +324,20 @@ def run_epochs(
     threads = max(1, threads) if runner.parallel else 1
     stats = TrainStats(resumed=at if resume is not None else None)
     saver = _Saver(checkpoint, runner, run, alpha, resume)
-    bar = tqdm(
-        total=total,
-        initial=at.words,
-        disable=not progress,
-        desc=description,
-        unit="word",
-        unit_scale=True,
-        dynamic_ncols=True,
+    if not log_seconds > 0:
+        raise DataError(f"log_seconds must be positive, got {log_seconds!r}")
+    reporting = contextlib.ExitStack()
+    log = reporting.enter_context(open_log(log_file))
+    bar = reporting.enter_context(
+        Progress(
+            total=total,
+            initial=at.words,
+            unit="word",
+            unit_scale=True,
+            show=progress,
+            log=log,
+            description=description,
+        )
     )
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
     done, index = at.words, at.jobs
@@ -320,7 +347,7 @@ def run_epochs(
             if on_epoch_begin is not None:
                 on_epoch_begin(epoch + 1)
             epoch_start = time.perf_counter()
-            tally = _Tally(epoch + 1, alpha, saver)
+            tally = _Tally(epoch + 1, alpha, saver, (epochs, total, log_seconds))
             skip = at.job if epoch == at.epoch else 0
             if resume is not None and epoch == at.epoch:
                 tally.restore(resume)
@@ -365,14 +392,17 @@ def run_epochs(
                 "alpha": schedule(alpha, min_alpha, done, total),
             }
             stats.history.append(record)
+            tally.report(bar, record["alpha"], Position(epoch + 1, 0, index, done), rate=record["words_per_s"])
             if on_epoch_end is not None:
                 on_epoch_end(record, lambda: copy_matrices(runner.snapshot()))
         if index > at.jobs:
-            saver.write(Position(epochs, 0, index, done), _Tally(epochs, alpha, saver), final=True)
+            saver.write(
+                Position(epochs, 0, index, done), _Tally(epochs, alpha, saver, (epochs, total, 0.0)), final=True
+            )
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
-        bar.close()
+        reporting.close()
     stats.words = done - at.words
     stats.seconds = time.perf_counter() - start_time
     stats.checkpoints = saver.written
@@ -383,7 +413,7 @@ def _drain(pending, tally, bar, on_job, *, alpha: float | None = None, keep: int
     """Tally the finished jobs at the front of `pending` (waiting for them) until `keep` are left."""
     while len(pending) > keep:
         result, after = pending.popleft()
-        tally.add(result.result() if isinstance(result, Future) else result, bar, alpha)
+        tally.add(result.result() if isinstance(result, Future) else result, bar, alpha, after)
         if on_job is not None:
             on_job(after)
 
@@ -446,40 +476,61 @@ class _Tally:
     """Loss and word counts of an epoch; device values are summed lazily (no sync per job).
 
     Each time it is shown (every half second, and at the epoch's end) the mean loss is
-    checked: a NaN or infinite loss raises `TrainingDiverged`.
+    checked: a NaN or infinite loss raises `TrainingDiverged`. Every `log_seconds` of
+    `run` (``(epochs, total words, log_seconds)``) it reports an interval (`report`).
 
     - `words`: the epoch's words trained (before a resume included); `fresh`: those this call trained.
     """
 
-    def __init__(self, epoch: int, alpha: float, saver: _Saver) -> None:
+    def __init__(self, epoch: int, alpha: float, saver: _Saver, run: tuple[int, int, float]) -> None:
         self.epoch, self.alpha, self.saver = epoch, alpha, saver
+        self.epochs, self.total, self.log_seconds = run
         self.loss: Any = 0.0
         self.count: Any = 0
         self.words = self.fresh = 0
         self._unshown = 0
-        self._shown_at = time.perf_counter()
+        self._shown_at = self._reported_at = time.perf_counter()
+        self._unreported = 0
 
     def restore(self, resume: Resume) -> None:
         """Start from the tally a checkpoint holds (its epoch's loss, pairs and words so far)."""
         self.loss, self.count, self.words = resume.loss, resume.pairs, resume.words
 
-    def add(self, result: tuple[Any, Any, int], bar: tqdm, alpha: float | None) -> None:
+    def add(self, result: tuple[Any, Any, int], bar: Progress, alpha: float | None, after: Position) -> None:
         loss, count, words = result
         self.loss, self.count = self.loss + loss, self.count + count
         self.words += int(words)
         self.fresh += int(words)
         self._unshown += int(words)
-        if time.perf_counter() - self._shown_at > 0.5:
+        self._unreported += int(words)
+        now = time.perf_counter()
+        if now - self._reported_at >= self.log_seconds:
+            self.show(bar, alpha)
+            self.report(bar, alpha if alpha is not None else self.alpha, after)
+        elif now - self._shown_at > 0.5:
             self.show(bar, alpha)
 
-    def show(self, bar: tqdm, alpha: float | None) -> None:
+    def show(self, bar: Progress, alpha: float | None) -> None:
         """Move the progress bar, with loss and learning rate in its postfix; stop on a non-finite loss."""
-        bar.update(self._unshown)
+        bar.advance(self._unshown)
         self._unshown = 0
         self._shown_at = time.perf_counter()
         loss = self.check()
-        if not bar.disable:
-            bar.set_postfix(loss=f"{loss:.4f}", lr=f"{alpha if alpha is not None else self.alpha:.5f}", refresh=False)
+        bar.status(f"loss {loss:.4f}  lr {alpha if alpha is not None else self.alpha:.5f}")
+
+    def report(self, bar: Progress, alpha: float, at: Position, *, rate: float | None = None) -> None:
+        """One log interval (a plain line off a terminal, a record in the metrics log) after
+        `at`; `rate`: the words/s to report (default: since the last interval)."""
+        now = time.perf_counter()
+        if rate is None:
+            rate = self._unreported / max(now - self._reported_at, 1e-9)
+        self._unreported, self._reported_at = 0, now
+        loss = self.check()
+        record = {"step": at.jobs, "epoch": self.epoch, "words": at.words, "loss": loss, "lr": alpha}
+        record.update(units_per_s=rate, unit="word")
+        shown = f"loss {loss:.4f}  lr {alpha:.5f}  {_words_rate(rate)}"
+        where = f"epoch {self.epoch}/{self.epochs}  {_count(at.words)}/{_count(self.total)} words"
+        bar.interval(record, shown, where)
 
     def check(self) -> float:
         """The mean loss; `TrainingDiverged` if it is NaN or infinite."""
@@ -491,3 +542,15 @@ class _Tally:
 
     def mean_loss(self) -> float:
         return float(self.loss) / max(float(self.count), 1.0)
+
+
+def _count(n: float) -> str:
+    """``950``, ``12.3k``, ``4.56M``: a word count for a progress line."""
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            return f"{n / scale:.3g}{suffix}"
+    return f"{n:.0f}"
+
+
+def _words_rate(rate: float) -> str:
+    return f"{_count(rate)} words/s"

@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from zoo.naming.registry import default_registry
     from zoo.naming.resolve import architecture_of
     from zoo.naming.spec import import_factory
+    from zoo.training.recipes import DefaultsFormatter, show_defaults
 
     if args.name is None or args.name in ("-h", "--help"):
         print("usage: zoo train NAME [options]   (zoo train NAME --help for the options of NAME)")
@@ -34,16 +35,21 @@ def run(args: argparse.Namespace) -> int:
     if arch.recipe is None:
         raise UnknownNameError(f"{arch.name!r} has no training recipe; train it from Python with zoo.train")
     recipe = import_factory(arch.recipe, plugin=arch.plugin)
-    parser = argparse.ArgumentParser(prog=f"zoo train {args.name}", description=arch.summary)
+    parser = argparse.ArgumentParser(
+        prog=f"zoo train {args.name}", description=arch.summary, formatter_class=DefaultsFormatter
+    )
     recipe.add_arguments(parser)
+    show_defaults(parser, args.name)  # --help: the values of this model, from the registry
     options = parser.parse_args(args.rest)
     from zoo.training.distributed import barrier, start_from_options
 
     several = start_from_options(options)  # several processes: join the run before any data is read
+    from zoo.training.progress import metrics_log
     from zoo.training.trainer import time_budget
 
     minutes = getattr(options, "minutes", None)  # --minutes: every zoo.train of the run stops on time
-    with time_budget(minutes * 60 if minutes is not None else None):
+    log_file = getattr(options, "log_file", None)  # --log-file: every training loop of the run writes to it
+    with time_budget(minutes * 60 if minutes is not None else None), metrics_log(log_file):
         path = recipe.train(args.name, options, parse_overrides(options.set))
     if several is not None:
         barrier("zoo train: saved")  # process 0 wrote the file

@@ -1,7 +1,7 @@
 """Recipes: how ``zoo train NAME`` turns command-line options into a training run.
 
 An architecture names its recipe in the registry (``recipe = "module:attr"``).
-A recipe adds its own options (``--corpus``, ``--pairs``, ...) to the common
+A recipe adds its own options (``--data``, ``--valid``, ...) to the common
 ones below, then trains with `zoo.train` and saves the model. A recipe that
 also implements `EvaluatingRecipe` scores saved models with ``zoo eval``.
 
@@ -10,11 +10,20 @@ error naming the option and its range). An option that sets a hyperparameter
 (``--dim`` for ``embedding_size``) is added with `add_hyperparameter_argument`
 and checked against the model's own domain by `resolve_spec`, which a recipe
 calls first thing, before it reads any data.
+
+Every command spells a concept the same way (``--data``, ``--valid``, ``--out``,
+``--lr``, ``--lowercase``, ...; the README's table). An old spelling stays
+accepted for one release through `add_alias`: hidden from ``--help``, it parses
+to the same option and warns ``deprecated: use --new``. ``--help`` shows each
+option's default (`DefaultsFormatter`), a hyperparameter option's from the
+registry's values for the model named (`show_defaults`).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,18 +35,23 @@ if TYPE_CHECKING:
     from zoo.naming.spec import ModelSpec
 
 __all__ = [
+    "DefaultsFormatter",
     "EvaluatingRecipe",
     "FittingRecipe",
     "HyperparameterOption",
     "Recipe",
+    "add_alias",
     "add_checkpoint_arguments",
     "add_common_arguments",
     "add_distributed_arguments",
     "add_encoding_argument",
     "add_hyperparameter_argument",
+    "add_lowercase_arguments",
+    "add_log_argument",
     "output_path",
     "resolve_spec",
     "seed_type",
+    "show_defaults",
 ]
 
 seed_type = argument_type("[0, 4294967295]")
@@ -60,8 +74,8 @@ class EvaluatingRecipe(Recipe, Protocol):
     """A recipe that can also score a saved model (``zoo eval MODEL_FILE --data FILE``).
 
     ``zoo eval`` adds ``--data`` (the evaluation file) and ``--json`` itself; a recipe
-    whose `add_eval_arguments` adds an option with ``dest="data"`` (``--pairs``) names
-    the file its own way.
+    whose `add_eval_arguments` adds an option with ``dest="data"`` describes the file
+    its own way (spelled ``--data`` too).
     """
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -126,7 +140,19 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
         help="time budget: stop at the first step after this many minutes of the run, save, and say so",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_log_argument(parser)
     add_distributed_arguments(parser)
+
+
+def add_log_argument(parser: argparse.ArgumentParser) -> None:
+    """``--log-file FILE``: a JSON-lines metrics log of the run (`zoo.training.progress`), checked at
+    parse time; ``zoo train`` opens it around the recipe, so every training loop inside writes to it."""
+    parser.add_argument(
+        "--log-file",
+        type=output_path,
+        metavar="FILE",
+        help="append one JSON record per log interval and evaluation (step, loss, rate, elapsed) to FILE",
+    )
 
 
 def add_distributed_arguments(parser: argparse.ArgumentParser) -> None:
@@ -170,10 +196,17 @@ def add_checkpoint_arguments(parser: argparse.ArgumentParser, *, every: int, uni
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, *, min_count: int = 5) -> None:
-    """Options of recipes that read a text corpus and build a word vocabulary."""
-    parser.add_argument(
-        "--corpus", type=Path, nargs="+", required=True, help="text file(s), plain or .gz, one sentence a line"
+    """Options of recipes that read a text corpus and build a word vocabulary (``options.corpus``)."""
+    data = parser.add_argument(
+        "--data",
+        dest="corpus",
+        type=Path,
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="text file(s), plain or .gz, one sentence a line",
     )
+    add_alias(parser, data, "--corpus")
     parser.add_argument(
         "--tokenizer", default=None, help="tokeniser name (default 'words': lowercase Unicode words; see docs)"
     )
@@ -193,6 +226,22 @@ def add_encoding_argument(parser: argparse.ArgumentParser) -> None:
     """``--encoding``: how a command's text files are decoded (``options.encoding``, default UTF-8)."""
     parser.add_argument(
         "--encoding", default="utf-8", help="text encoding of the input files (default utf-8; e.g. latin-1, cp1252)"
+    )
+
+
+def add_lowercase_arguments(
+    parser: argparse.ArgumentParser | argparse._ActionsContainer, *, default: bool, what: str = "the text"
+) -> argparse.Action:
+    """``--lowercase`` / ``--no-lowercase``: whether `what` is lowercased (``options.lowercase``).
+
+    Returns the ``--no-lowercase`` action (for `add_alias`: ``--keep-case``, ``--case-sensitive``).
+    """
+    state = "lowercased" if default else "kept as written"
+    parser.add_argument(
+        "--lowercase", action="store_true", default=default, help=f"lowercase {what} (default: {state})"
+    )
+    return parser.add_argument(
+        "--no-lowercase", dest="lowercase", action="store_false", default=default, help=f"keep the case of {what}"
     )
 
 
@@ -227,14 +276,18 @@ class HyperparameterOption(argparse.Action):
         setattr(namespace, _GIVEN, given)
 
 
-def add_hyperparameter_argument(parser: argparse.ArgumentParser, flag: str, param: str, **kwargs: Any) -> None:
+def add_hyperparameter_argument(
+    parser: argparse.ArgumentParser | argparse._ActionsContainer, flag: str, param: str, **kwargs: Any
+) -> argparse.Action:
     """Add `flag`, which sets the hyperparameter `param` (``--dim`` sets ``embedding_size``).
 
     `kwargs` are `add_argument`'s (``type=int``, ``choices``, ``help``); there is
     no default: left out, the option keeps the model's value. The model's domain
-    of `param` checks the value when the recipe calls `resolve_spec`.
+    of `param` checks the value when the recipe calls `resolve_spec`; ``zoo train NAME
+    --help`` shows NAME's value as the default (`show_defaults`). Returns the action
+    (for `add_alias`).
     """
-    parser.add_argument(flag, action=HyperparameterOption, param=param, **kwargs)
+    return parser.add_argument(flag, action=HyperparameterOption, param=param, **kwargs)
 
 
 def resolve_spec(name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> ModelSpec:
@@ -257,3 +310,99 @@ def resolve_spec(name: str, options: argparse.Namespace, overrides: dict[str, An
             coerce_param(value, arch.params[param], flag, arch.domains.get(param), hint=False)
         overrides[param] = value
     return registry.describe(name, **overrides)
+
+
+# --- one spelling per concept: old spellings as hidden aliases, defaults in --help -----------
+
+
+class _Deprecating:
+    """Mixed into an option's action by `add_alias`: a use under an old spelling warns first."""
+
+    deprecated: dict[str, str]
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None
+    ) -> None:
+        new = self.deprecated.get(option_string)
+        if new is not None:
+            print(f"{parser.prog}: warning: {option_string} is deprecated: use {new}", file=sys.stderr)
+        super().__call__(parser, namespace, values, option_string)  # type: ignore[misc]
+
+
+_DEPRECATING: dict[type, type] = {}
+
+
+def add_alias(
+    parser: argparse.ArgumentParser | argparse._ActionsContainer, action: argparse.Action, *old: str
+) -> argparse.Action:
+    """Accept the `old` spellings of `action`'s option for one release (``--corpus`` for ``--data``).
+
+    An old spelling is the same option: the same destination, type, group and
+    required check (``--corpus F`` satisfies a required ``--data``); ``--help``
+    and usage lines show only the new spelling; using the old one prints
+    ``PROG: warning: --corpus is deprecated: use --data`` to standard error.
+    `parser` is the parser (or group) that `action` was added to. Returns `action`.
+    """
+    for spelling in old:
+        if spelling in parser._option_string_actions:
+            raise ValueError(f"{spelling} is already an option of {getattr(parser, 'prog', 'this parser')}")
+        parser._option_string_actions[spelling] = action
+    if not isinstance(action, _Deprecating):
+        cls = type(action)
+        if cls not in _DEPRECATING:
+            _DEPRECATING[cls] = type(f"Deprecating{cls.__name__}", (_Deprecating, cls), {})
+        action.__class__ = _DEPRECATING[cls]
+        action.deprecated = {}
+    action.deprecated.update(dict.fromkeys(old, action.option_strings[0]))
+    return action
+
+
+def aliases_of(action: argparse.Action) -> dict[str, str]:
+    """The old spellings `add_alias` gave `action`: old -> new (empty for most options)."""
+    return dict(getattr(action, "deprecated", {}))
+
+
+def _quiet(default: Any) -> bool:
+    """Whether a default says nothing worth printing (unset, a flag's False, an empty list)."""
+    return default is None or default is False or default is argparse.SUPPRESS or default == [] or default == ""
+
+
+class DefaultsFormatter(argparse.HelpFormatter):
+    """``--help`` that states every option's default: `` (default: X)`` after a help text
+    that does not already name one (the parsers of ``zoo``, ``zoo train NAME``, ``zoo eval``)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if not action.option_strings or "default" in text or _quiet(action.default):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+_STATED_DEFAULT = re.compile(r"\s*\(default[^)]*\)")
+
+
+def show_defaults(parser: argparse.ArgumentParser, name: str) -> None:
+    """Write into the help of each hyperparameter option of `parser` the value the model `name`
+    has when the option is left out (``--dim ... (default: 100)``), read from the registry.
+
+    A value is looked up among the architecture's hyperparameters, then the slots'
+    (``slot.param``). A name the registry cannot resolve leaves the help as it is
+    (training it fails later with the registry's own message).
+    """
+    from zoo.errors import ZooError
+    from zoo.naming.registry import default_registry
+
+    try:
+        spec = default_registry().describe(name)
+    except ZooError:
+        return
+    values: dict[str, Any] = {}
+    for slot in spec.slots:
+        values.update({f"{slot.slot}.{k}": v for k, v in slot.params.items()})
+    values.update(spec.params)
+    for action in parser._actions:
+        if isinstance(action, HyperparameterOption) and action.param in values and action.help != argparse.SUPPRESS:
+            value = values[action.param]
+            shown = str(value).lower() if isinstance(value, bool) else str(value)
+            text = _STATED_DEFAULT.sub("", action.help or action.param)
+            action.help = f"{text} (default: {shown.replace('%', '%%')})"

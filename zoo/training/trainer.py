@@ -1,8 +1,9 @@
 """One generic training loop for every zoo model.
 
 A jit-compiled step (loss, gradients, optax update) runs on batches of static
-shapes; a progress bar shows loss and throughput; evaluation and checkpoints
-run every so many steps; a resumed run continues exactly where the checkpoint
+shapes; progress (a bar on a terminal, plain lines elsewhere, and a JSON-lines
+metrics log: `zoo.training.progress`) shows loss and throughput; evaluation and
+checkpoints run every so many steps; a resumed run continues exactly where the checkpoint
 stopped (same parameters as an uninterrupted run). A NaN or infinite loss or
 gradient stops training with `TrainingDiverged`, keeping the last finite
 parameters.
@@ -27,7 +28,6 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from jax.sharding import Mesh
-from tqdm.auto import tqdm
 
 from zoo.building.files import check_writable
 from zoo.data.batching import BatchSource
@@ -51,6 +51,7 @@ from zoo.training.parallel import (
     shard_rows,
     spans_processes,
 )
+from zoo.training.progress import Progress, open_log
 
 __all__ = ["TrainResult", "make_step", "time_budget", "train"]
 
@@ -194,6 +195,7 @@ def train(
     description: str | None = None,
     mesh: Mesh | None = None,
     time_limit: float | None = None,
+    log_file: str | os.PathLike | None = None,
 ) -> TrainResult:
     """Train `model` for `steps` optimiser steps in total.
 
@@ -213,7 +215,14 @@ def train(
     - `evaluate`, `eval_every`: ``evaluate(model) -> {metric: value}`` every so many steps and at the end.
     - `checkpoint`, `checkpoint_every`: a file for the training state, written every
       so many steps and at the end; with `resume`, training continues from it if it exists.
-    - `log_every`: steps between progress updates (each costs one device sync).
+    - `log_every`: steps between progress updates and log records (each costs one device sync).
+    - `progress`, `description`: show progress on standard error (`zoo.training.progress`):
+      a bar on a terminal, else one plain line per log interval; evaluation lines as they come.
+    - `log_file`: a JSON-lines metrics log to append to (checked before the first step):
+      one record per log interval (``step``, ``loss``, ``lr`` where the optimiser holds
+      it, ``units_per_s``, ``elapsed``) and per evaluation (``step`` and the scores).
+      Without it, the log of an enclosing `zoo.training.progress.metrics_log` (``zoo
+      train --log-file``), if any. Process 0 alone writes it.
     - `units`: what throughput counts: a batch key to sum (``"tgt_mask"`` counts
       target tokens), a function of the batch, or ``"examples"`` (rows).
     - `mesh`: data parallelism: batches split over the mesh's ``"data"`` axis,
@@ -244,6 +253,8 @@ def train(
     deadline = min(time.monotonic() + (time_limit or math.inf), math.inf if ambient is None else ambient)
     if checkpoint is not None and writer:
         check_writable(checkpoint)  # before the first step, not after the first interval
+    if log_file is not None and writer:
+        check_writable(log_file)
     optimizer = optimizer if optimizer is not None else optax.adam(1e-3)
     carried = carry is not None
     loss_fn = loss if loss is not None else (type(model).carried_loss if carried else type(model).loss)
@@ -265,7 +276,9 @@ def train(
     history: list[dict[str, float]] = []
     bad = jnp.int32(-1)
     loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
-    bar = tqdm(total=steps, initial=start, disable=not progress, desc=description, unit="step", dynamic_ncols=True)
+    reporting = contextlib.ExitStack()
+    log = reporting.enter_context(open_log(log_file)) if writer else None
+    bar = reporting.enter_context(Progress(total=steps, initial=start, show=progress, log=log, description=description))
     stream = (ProcessRows(data, functools.partial(process_rows, mesh)) if many else data).iterate(position)
     step, on_time = start, False
     try:
@@ -278,7 +291,7 @@ def train(
                 model, opt_state, batch, carry, jax.random.fold_in(key, step), bad, jnp.int32(step)
             )
             loss_sum, loss_count, step = loss_sum + loss_value, loss_count + 1, step + 1
-            bar.update(1)
+            bar.advance(1)
             on_time = step < steps and time.monotonic() >= deadline
             if timed:
                 on_time = any_process(on_time)  # every process stops after the same step
@@ -292,20 +305,25 @@ def train(
                     raise failure
                 elapsed = max(time.perf_counter() - t0, 1e-9)
                 record = {"step": step, "loss": float(loss_sum) / loss_count, "units_per_s": units_done / elapsed}
-                bar.set_postfix(loss=f"{record['loss']:.4f}", rate=_rate(record["units_per_s"], units))
                 history.append(record)
+                rate, lr = _rate(record["units_per_s"], units), _learning_rate(opt_state)
+                known = {} if lr is None else {"lr": lr}
+                shown = f"loss {record['loss']:.4f}  {rate}" + (f"  lr {lr:.3g}" if known else "")
+                bar.interval({**record, **known, "unit": _unit_name(units)}, shown, f"step {step}/{steps}")
                 loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
             if evaluate is not None and ((eval_every and step % eval_every == 0) or at_end):
                 metrics = {k: float(v) for k, v in evaluate(local_copy(model) if many else model).items()}
                 history.append({"step": step, **metrics})
-                bar.write(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items()))
+                bar.scores(
+                    {"step": step, **metrics}, f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items())
+                )
             if checkpoint is not None and ((checkpoint_every and step % checkpoint_every == 0) or at_end):
                 _save(checkpoint, model, opt_state, carry, step, position, many=many)
             if on_time:
-                bar.write(f"stopped on time: the time budget ran out after step {step} of {steps}")
+                bar.note(f"stopped on time: the time budget ran out after step {step} of {steps}")
                 break
     finally:
-        bar.close()
+        reporting.close()
     compilations = _TRACES[0] - traces_before
     if many:
         model, opt_state, carry = _own(model, opt_state, carry)
@@ -348,10 +366,27 @@ def _check_same_start(
         ) from None
 
 
-def _rate(value: float, units: Any) -> str:
+def _unit_name(units: Any) -> str:
     name = units if isinstance(units, str) else "units"
-    name = {"tgt_mask": "tok", "mask": "tok", "examples": "ex"}.get(name, name)
+    return {"tgt_mask": "tok", "mask": "tok", "examples": "ex"}.get(name, name)
+
+
+def _rate(value: float, units: Any) -> str:
+    name = _unit_name(units)
     return f"{value / 1000:.1f}k {name}/s" if value >= 1000 else f"{value:.0f} {name}/s"
+
+
+def _learning_rate(opt_state: Any) -> float | None:
+    """The learning rate an optimiser state holds (``optax.inject_hyperparams``), or None where
+    it holds none (a fixed rate or a schedule the state does not record)."""
+    is_hyper = lambda x: isinstance(x, optax.InjectHyperparamsState)
+    for leaf in jax.tree.leaves(opt_state, is_leaf=is_hyper):
+        if is_hyper(leaf) and "learning_rate" in leaf.hyperparams:
+            value = leaf.hyperparams["learning_rate"]
+            if isinstance(value, jax.Array):  # replicated: any shard holds it whole
+                value = value.addressable_data(0)
+            return float(value)
+    return None
 
 
 def _check_settings(**settings: int | None) -> None:
