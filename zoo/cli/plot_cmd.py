@@ -10,7 +10,7 @@ import importlib
 
 __all__ = ["PLOTS", "register"]
 
-PLOTS: list[str] = ["zoo.cli.plot_attention", "zoo.cli.plot_embeddings"]
+PLOTS: list[str] = ["zoo.cli.plot_attention", "zoo.cli.plot_curve", "zoo.cli.plot_embeddings"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
