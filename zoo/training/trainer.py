@@ -379,7 +379,7 @@ def _rate(value: float, units: Any) -> str:
 def _learning_rate(opt_state: Any) -> float | None:
     """The learning rate an optimiser state holds (``optax.inject_hyperparams``), or None where
     it holds none (a fixed rate or a schedule the state does not record)."""
-    is_hyper = lambda x: isinstance(x, optax.InjectHyperparamsState)
+    is_hyper = lambda x: isinstance(getattr(x, "hyperparams", None), dict)  # optax's Inject*HyperparamsState
     for leaf in jax.tree.leaves(opt_state, is_leaf=is_hyper):
         if is_hyper(leaf) and "learning_rate" in leaf.hyperparams:
             value = leaf.hyperparams["learning_rate"]
