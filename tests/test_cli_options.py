@@ -278,7 +278,7 @@ def test_a_bad_dim_fails_fast_on_a_large_corpus(tmp_path, capsys):
     corpus = tmp_path / "big.txt"
     corpus.write_text("the quick brown fox jumps over the lazy dog and runs far away\n" * 200_000)  # 12 MB
     out = tmp_path / "vectors.safetensors"
-    argv = ["train", "word2vec-skipgram", "--corpus", str(corpus), "--dim", "0", "--out", str(out)]
+    argv = ["train", "word2vec-skipgram", "--data", str(corpus), "--dim", "0", "--out", str(out)]
     exit_status([*argv[:3], str(tmp_path / "missing.txt"), *argv[4:]])  # imports the recipe
     capsys.readouterr()
     start = time.perf_counter()
@@ -299,8 +299,8 @@ def corpus(tmp_path) -> Path:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--alpha", "nan"], "--alpha=nan is out of range: it must be a finite number >= 0"),
-        (["--alpha", "-1"], "--alpha=-1.0 is out of range: it must be a finite number >= 0"),
+        (["--lr", "nan"], "--lr=nan is out of range: it must be a finite number >= 0"),
+        (["--lr", "-1"], "--lr=-1.0 is out of range: it must be a finite number >= 0"),
         (["--dim", "0"], "--dim=0 is out of range: it must be an integer >= 1"),
         (["--sample", "1.5"], "--sample=1.5 is out of range: it must be a number in [0, 1]"),
         (["--threads", "0"], "argument --threads: 0 is out of range: it must be an integer >= 1"),
@@ -309,7 +309,7 @@ def corpus(tmp_path) -> Path:
 def test_word2vec_options_fail_before_training(corpus, tmp_path, capsys, argv, message):
     """On a real corpus: without the checks, these trained and saved (NaN vectors, empty matrices, ...)."""
     out = tmp_path / "vectors.safetensors"
-    args = ["train", "word2vec-skipgram", "--corpus", str(corpus), "--min-count", "1", "--out", str(out), *argv]
+    args = ["train", "word2vec-skipgram", "--data", str(corpus), "--min-count", "1", "--out", str(out), *argv]
     assert exit_status(args) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
@@ -342,12 +342,12 @@ def test_a_hyperparameter_option_wins_over_set(corpus, tmp_path, monkeypatch):
     from zoo.training.recipes import resolve_spec
 
     parser = parser_of(["train", "word2vec-skipgram"], monkeypatch)
-    options = parser.parse_args(["--corpus", str(corpus), "--out", str(tmp_path / "v.safetensors"), "--dim", "7"])
+    options = parser.parse_args(["--data", str(corpus), "--out", str(tmp_path / "v.safetensors"), "--dim", "7"])
     overrides = {"embedding_size": 0, "window": 2}
     spec = resolve_spec("word2vec-skipgram", options, overrides)
     assert spec.params["embedding_size"] == 7 and spec.params["window"] == 2
     assert overrides == {"embedding_size": 7, "window": 2}
-    untouched = parser.parse_args(["--corpus", str(corpus), "--out", str(tmp_path / "v.safetensors")])
+    untouched = parser.parse_args(["--data", str(corpus), "--out", str(tmp_path / "v.safetensors")])
     assert options.dim == 7 and untouched.dim is None
     assert resolve_spec("word2vec-skipgram", untouched, {}).params["embedding_size"] == 100
 
@@ -359,3 +359,165 @@ def test_seed_bounds():
     for bad in ("-1", "4294967296", "1.5"):
         with pytest.raises(argparse.ArgumentTypeError):
             seed_type(bad)
+
+
+# --- one spelling per concept (the README's "Options every command spells the same way") ---
+
+SPELLINGS: dict[str, tuple[str, set[str]]] = {
+    # concept: (the spelling every command uses, spellings no parser may show)
+    "input data": ("--data", {"--corpus", "--pairs", "--input", "--train", "--train-file", "--text-file"}),
+    "validation data": ("--valid", {"--dev", "--validation", "--valid-file", "--dev-file", "--heldout"}),
+    "held-out share of --data": ("--valid-size / --valid-fraction", {"--dev-fraction", "--dev-size", "--holdout"}),
+    "output": ("--out", {"--output", "--output-file", "-o"}),
+    "learning rate": ("--lr / --min-lr", {"--alpha", "--min-alpha", "--learning-rate", "--eta"}),
+    "length of a run": ("--epochs / --steps / --minutes", {"--epoch", "--iter", "--iterations", "--max-steps"}),
+    "seed": ("--seed", {"--random-seed", "--rng-seed"}),
+    "threads": ("--threads", {"--workers", "--thread", "--jobs", "--num-threads"}),
+    "tokenizer": ("--tokenizer", {"--tokeniser", "--tokenize"}),
+    "case": ("--lowercase / --no-lowercase", {"--keep-case", "--case-sensitive", "--lower", "--uncased"}),
+    "number of outputs": ("--n-best", {"--samples", "--topn", "--num-samples", "--nbest"}),
+    "analogy method": ("--method", {"--cosmul", "--cosadd"}),
+    "length penalty": ("--length-penalty", {"--alpha", "--length-normalisation"}),
+    "GloVe's weighting exponent": ("--x-exponent", {"--alpha"}),
+}
+"""Each concept's one spelling; the old ones stay for a release as hidden aliases (`add_alias`)."""
+
+
+def every_parser(monkeypatch: pytest.MonkeyPatch) -> Iterator[argparse.ArgumentParser]:
+    """Every parser a user meets: each command's, ``zoo train NAME`` for every architecture with a
+    recipe, ``zoo eval`` for every recipe that scores, ``zoo demo NAME`` for every demo."""
+    for _, parser in command_parsers(build_parser()):
+        yield parser
+    for arch in recipe_architectures():
+        yield parser_of(["train", arch.name], monkeypatch)
+        recipe = import_factory(arch.recipe, plugin=arch.plugin)
+        if callable(getattr(recipe, "evaluate", None)):
+            yield eval_parser(f"zoo eval {arch.name}", recipe)
+    for name in sorted(default_registry().demos):
+        yield parser_of(["demo", name], monkeypatch)
+
+
+def visible_spellings(parser: argparse.ArgumentParser) -> set[str]:
+    return {s for a in parser._actions if a.help != argparse.SUPPRESS for s in a.option_strings}
+
+
+def test_every_parser_spells_each_concept_one_way(monkeypatch):
+    found = []
+    for parser in every_parser(monkeypatch):
+        shown = visible_spellings(parser)
+        for concept, (spelling, others) in SPELLINGS.items():
+            found += [f"{parser.prog}: {s} is shown; {concept} is spelled {spelling}" for s in sorted(shown & others)]
+    assert not found, "\n".join(found)
+
+
+def example_values(action: argparse.Action) -> list[str]:
+    """Arguments `action` accepts (none for a flag)."""
+    if action.nargs == 0:
+        return []
+    if action.choices:
+        return [str(list(action.choices)[-1])]
+    for probe in ("2", "0.5", "x"):
+        try:
+            if action.type is None or action.type(probe) is not None:
+                return [probe]
+        except (argparse.ArgumentTypeError, TypeError, ValueError):
+            continue
+    raise AssertionError(f"no example value for {action.option_strings}")
+
+
+def parsed(parser: argparse.ArgumentParser, argv: list[str]) -> dict[str, Any]:
+    """`argv` parsed by `parser` with its required options and groups waived (only `argv` matters);
+    a hyperparameter option's record without the spelling used (which its errors name)."""
+    actions = [(a, a.required) for a in parser._actions]
+    groups = [(g, g.required) for g in parser._mutually_exclusive_groups]
+    try:
+        for a, _ in actions:
+            a.required = False
+        for g, _ in groups:
+            g.required = False
+        options = vars(parser.parse_known_args(argv)[0])
+    finally:
+        for a, required in actions:
+            a.required = required
+        for g, required in groups:
+            g.required = required
+    given = options.pop("hyperparameter_options", {})
+    return {**options, "hyperparameters": {param: value for param, (_, value) in given.items()}}
+
+
+def test_every_old_spelling_parses_as_the_new_one_and_warns(monkeypatch, capsys):
+    from zoo.training.recipes import aliases_of
+
+    found, checked = [], set()
+    for parser in every_parser(monkeypatch):
+        for spelling, action in parser._option_string_actions.items():
+            old = aliases_of(action)
+            if spelling not in old:
+                if spelling not in action.option_strings:
+                    found.append(f"{parser.prog}: {spelling} reaches {action.option_strings} but warns of nothing")
+                continue
+            values = example_values(action)
+            capsys.readouterr()
+            before = parsed(parser, [spelling, *values])
+            warned = capsys.readouterr().err
+            after = parsed(parser, [*old[spelling].split(), *values])
+            checked.add(spelling)
+            if before != after:
+                found.append(f"{parser.prog}: {spelling} {values} gives {before}, {old[spelling]} gives {after}")
+            if f"warning: {spelling} is deprecated: use {old[spelling]}" not in warned:
+                found.append(f"{parser.prog}: {spelling} does not warn: {warned!r}")
+            if spelling in visible_spellings(parser) - set(aliases_of(action).values()):
+                found.append(f"{parser.prog}: the old spelling {spelling} shows in --help")
+    assert not found, "\n".join(found)
+    expected = {"--corpus", "--pairs", "--dev-fraction", "--keep-case", "--alpha", "--min-alpha", "--output"}
+    assert expected | {"--samples", "--topn", "--cosmul", "--case-sensitive"} <= checked
+
+
+def test_an_old_spelling_trains_as_the_new_one(tmp_path, capsys):
+    """``--corpus`` (now ``--data``) satisfies the required option and trains the same vectors."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n" * 20)
+    common = ["--min-count", "1", "--dim", "4", "--epochs", "1", "--quiet", "--backend", "jax"]
+    old, new = tmp_path / "old.safetensors", tmp_path / "new.safetensors"
+    assert main(["train", "word2vec-skipgram", "--corpus", str(corpus), "--out", str(old), *common]) == 0
+    assert "warning: --corpus is deprecated: use --data" in capsys.readouterr().err
+    assert main(["train", "word2vec-skipgram", "--data", str(corpus), "--out", str(new), *common]) == 0
+    assert "deprecated" not in capsys.readouterr().err
+    from zoo.vectors import KeyedVectors
+
+    assert (KeyedVectors.load(old).vectors == KeyedVectors.load(new).vectors).all()
+
+
+def test_help_shows_concrete_defaults(monkeypatch):
+    found = []
+    for parser in every_parser(monkeypatch):
+        text = parser.format_help()
+        if "the model's" in text:
+            found.append(f'{parser.prog} --help says "the model\'s" instead of a value')
+        for action in parser._actions:
+            if isinstance(action, HyperparameterOption) and "(default: " not in (action.help or ""):
+                found.append(f"{parser.prog} {action.option_strings[0]}: no default in its help {action.help!r}")
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("word2vec-skipgram", ["--dim DIM", "(default: 100)", "--lr LR", "(default: 0.025)", "(default: 0.0001)"]),
+        ("glove", ["context window (default: 10)", "(GloVe's alpha) (default: 0.75)"]),
+        ("lstm-lm", ["(default: word)"]),
+        ("char-lstm-lm", ["(default: char)"]),  # a preset's value, not its architecture's
+    ],
+)
+def test_help_defaults_come_from_the_registry(name, shown, monkeypatch):
+    text = " ".join(parser_of(["train", name], monkeypatch).format_help().split())
+    for piece in shown:
+        assert piece in text
+
+
+def test_the_length_penalty_default_is_beams():
+    from zoo.cli.translate_cmd import BEAM_ALPHA
+
+    assert default_registry().components["beam"].params["alpha"] == BEAM_ALPHA
+    recipe = import_factory(default_registry().architectures["seq2seq"].recipe, plugin="seq2seq")
+    assert f"default {BEAM_ALPHA}, beam's alpha" in eval_parser("zoo eval m", recipe).format_help()

@@ -1,4 +1,4 @@
-"""``zoo train elmo --corpus FILE`` and ``zoo eval ELMO --data FILE`` (forward/backward perplexity)."""
+"""``zoo train elmo --data FILE`` and ``zoo eval ELMO --data FILE`` (forward/backward perplexity)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,16 @@ import numpy as np
 import optax
 
 import zoo
-from zoo.plugin_api import DataError, Vocab, add_common_arguments, add_encoding_argument, argument_type, resolve_spec
+from zoo.plugin_api import (
+    DataError,
+    Vocab,
+    add_alias,
+    add_common_arguments,
+    add_encoding_argument,
+    add_lowercase_arguments,
+    argument_type,
+    resolve_spec,
+)
 from zoo_elmo.data import lm_batches, read_windows
 
 __all__ = ["ELMoRecipe", "fit", "perplexity", "recipe"]
@@ -115,14 +124,17 @@ class ELMoRecipe:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_common_arguments(parser, steps=10000, batch_size=32, lr=1e-3)
-        parser.add_argument("--corpus", type=Path, required=True, help="text, one sentence or paragraph a line")
+        data = parser.add_argument(
+            "--data", dest="corpus", type=Path, required=True, help="text, one sentence or paragraph a line"
+        )
+        add_alias(parser, data, "--corpus")
         parser.add_argument(
             "--window", type=argument_type("[1, inf)"), default=40, help="tokens per training window (default 40)"
         )
         parser.add_argument(
             "--max-tokens", type=argument_type("[1, inf)"), help="read at most this many tokens of the corpus"
         )
-        parser.add_argument("--lowercase", action="store_true", help="lowercase the corpus")
+        add_lowercase_arguments(parser, default=False, what="the corpus")
         add_encoding_argument(parser)
         parser.add_argument(
             "--min-count", type=argument_type("[1, inf)"), default=2, help="rarer words are predicted as <unk>"
@@ -176,7 +188,7 @@ class ELMoRecipe:
         parser.add_argument(
             "--window", type=argument_type("[1, inf)"), default=40, help="tokens per window (default 40)"
         )
-        parser.add_argument("--lowercase", action="store_true", help="lowercase the text")
+        add_lowercase_arguments(parser, default=False, what="the text (as it was for training)")
 
     def evaluate(self, model: Any, options: argparse.Namespace) -> dict[str, float]:
         sentences = read_windows(

@@ -1,4 +1,4 @@
-"""``zoo train glove --corpus FILE --out vectors.safetensors [options]``."""
+"""``zoo train glove --data FILE --out vectors.safetensors [options]``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import jax
 import zoo
 from zoo.plugin_api import (
     WEIGHTINGS,
+    add_alias,
     add_checkpoint_arguments,
     add_corpus_arguments,
     add_hyperparameter_argument,
@@ -44,21 +45,22 @@ class GloVeRecipe:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)
         add_vector_arguments(parser)
-        add_hyperparameter_argument(parser, "--dim", "embedding_size", type=int, help="vector size (default 100)")
-        add_hyperparameter_argument(parser, "--window", "window", type=int, help="context window (default 10)")
+        add_hyperparameter_argument(parser, "--dim", "embedding_size", type=int, help="vector size")
+        add_hyperparameter_argument(parser, "--window", "window", type=int, help="context window")
         add_hyperparameter_argument(
-            parser, "--weighting", "weighting", choices=WEIGHTINGS, help="distance weighting (default harmonic: 1/d)"
+            parser, "--weighting", "weighting", choices=WEIGHTINGS, help="distance weighting (harmonic: 1/d)"
         )
         add_hyperparameter_argument(
             parser,
             "--x-max",
             "x_max",
             type=float,
-            help="weighting cut-off x_max (default 100; 10 suits corpora of a few M words)",
+            help="weighting cut-off x_max: f(x) = min(1, x/x_max)^a; 10 suits corpora of a few M words",
         )
-        add_hyperparameter_argument(
-            parser, "--alpha", "alpha", type=float, help="weighting exponent alpha (default 0.75)"
+        exponent = add_hyperparameter_argument(
+            parser, "--x-exponent", "alpha", type=float, metavar="A", help="weighting exponent a (GloVe's alpha)"
         )
+        add_alias(parser, exponent, "--alpha")
         parser.add_argument(
             "--epochs", type=argument_type("[1, inf)"), default=25, help="passes over the co-occurrences (default 25)"
         )

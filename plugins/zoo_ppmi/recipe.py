@@ -1,4 +1,4 @@
-"""``zoo train ppmi-svd --corpus FILE --out vectors.safetensors [options]``."""
+"""``zoo train ppmi-svd --data FILE --out vectors.safetensors [options]``."""
 
 from __future__ import annotations
 
@@ -35,18 +35,14 @@ class PPMIRecipe:
         parser.add_argument("--seed", type=seed_type, default=0, help="SVD start seed")
         parser.add_argument("--quiet", action="store_true", help="no progress lines")
         parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any hyperparameter")
-        add_hyperparameter_argument(parser, "--dim", "embedding_size", type=int, help="vector size (default 100)")
-        add_hyperparameter_argument(parser, "--window", "window", type=int, help="context window (default 5)")
+        add_hyperparameter_argument(parser, "--dim", "embedding_size", type=int, help="vector size")
+        add_hyperparameter_argument(parser, "--window", "window", type=int, help="context window")
+        add_hyperparameter_argument(parser, "--weighting", "weighting", choices=WEIGHTINGS, help="distance weighting")
         add_hyperparameter_argument(
-            parser, "--weighting", "weighting", choices=WEIGHTINGS, help="distance weighting (default linear)"
+            parser, "--shift", "shift", type=float, metavar="K", help="subtract log K from PMI (1: no shift)"
         )
-        add_hyperparameter_argument(
-            parser, "--shift", "shift", type=float, help="subtract log k from PMI (default k=1: no shift)"
-        )
-        add_hyperparameter_argument(
-            parser, "--cds", "cds", type=float, help="context distribution smoothing exponent (default 0.75)"
-        )
-        add_hyperparameter_argument(parser, "--eig", "eig", type=float, help="word vectors U Σ^eig (default 0.5)")
+        add_hyperparameter_argument(parser, "--cds", "cds", type=float, help="context distribution smoothing exponent")
+        add_hyperparameter_argument(parser, "--eig", "eig", type=float, help="word vectors U Σ^eig")
         parser.add_argument("--solver", choices=SOLVERS, default="arpack", help="truncated SVD (default arpack)")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:

@@ -1,5 +1,5 @@
-"""``zoo train seq2seq+... --pairs FILE`` (or ``--task reversal|sorting|dates``) and
-``zoo eval MODEL --pairs FILE`` (sacreBLEU's BLEU and chrF, exact match).
+"""``zoo train seq2seq+... --data FILE`` (or ``--task reversal|sorting|dates``) and
+``zoo eval MODEL --data FILE`` (sacreBLEU's BLEU and chrF, exact match).
 
 Training prints a data summary first (pairs read, kept and dropped and why,
 vocabulary sizes, unknown-token rates), scores held-out pairs (``--valid FILE``,
@@ -27,6 +27,7 @@ from zoo.plugin_api import (
     InvalidParameterError,
     StopTraining,
     Vocab,
+    add_alias,
     add_common_arguments,
     add_encoding_argument,
     argument_type,
@@ -87,14 +88,17 @@ class Seq2SeqRecipe:
         add_common_arguments(parser, steps=STEPS, batch_size=64, lr=1e-3)
         parser.set_defaults(steps=None)  # a given --steps is told from the default, which --epochs replaces
         data = parser.add_mutually_exclusive_group(required=True)
-        data.add_argument("--pairs", type=Path, help="src<TAB>tgt[<TAB>...] lines, plain or gzip")
+        pairs = data.add_argument(
+            "--data", dest="pairs", type=Path, metavar="FILE", help="src<TAB>tgt[<TAB>...] lines, plain or gzip"
+        )
+        add_alias(data, pairs, "--pairs")
         data.add_argument("--task", choices=sorted(TASKS), help="a generated task")
         parser.add_argument(
             "--task-size", type=argument_type("[1, inf)"), default=20000, help="pairs generated for --task"
         )
         parser.add_argument("--swap", action="store_true", help="read the second column as the source")
         add_encoding_argument(parser)
-        parser.add_argument("--tokenizer", default=None, help="tokeniser name for --pairs (default: punct)")
+        parser.add_argument("--tokenizer", default=None, help="tokeniser name for --data (default: punct)")
         parser.add_argument(
             "--max-length", type=argument_type("[1, inf)"), default=50, help="drop pairs with a longer side (tokens)"
         )
@@ -105,7 +109,7 @@ class Seq2SeqRecipe:
         )
         parser.add_argument("--reverse-source", action="store_true", help="feed the source backwards (Sutskever)")
         parser.add_argument(
-            "--valid", type=Path, help="held-out pairs, as --pairs (default: --valid-size of the training pairs)"
+            "--valid", type=Path, help="held-out pairs, as --data (default: --valid-size of the training pairs)"
         )
         parser.add_argument(
             "--valid-size",
@@ -255,16 +259,24 @@ class Seq2SeqRecipe:
         return save(validation.best, options.out)
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--pairs", dest="data", type=Path, required=True, metavar="FILE", help="source<TAB>reference lines"
+        data = parser.add_argument(
+            "--data", type=Path, required=True, metavar="FILE", help="source<TAB>reference lines"
         )
+        add_alias(parser, data, "--pairs")
         parser.add_argument("--swap", action="store_true", help="read the second column as the source")
         parser.add_argument("--beam", type=argument_type("[1, inf)"), metavar="K", help="beam search of width K")
-        parser.add_argument(
-            "--alpha", type=argument_type("[0, inf)", float), help="beam length normalisation exponent (0: none)"
+        penalty = parser.add_argument(
+            "--length-penalty",
+            dest="alpha",
+            type=argument_type("[0, inf)", float),
+            metavar="A",
+            help="beam: log-probabilities divided by length^A, 0: none (default 0.6, beam's alpha)",
         )
+        add_alias(parser, penalty, "--alpha")
         parser.add_argument(
-            "--max-length", type=argument_type("[1, 100000]"), help="most output tokens (default: the model's)"
+            "--max-length",
+            type=argument_type("[1, 100000]"),
+            help="most output tokens (default: the strategy.max_length it was trained with)",
         )
         parser.add_argument(
             "--batch-size", type=argument_type("[1, inf)"), default=64, help="sources decoded at once (default 64)"
@@ -273,12 +285,12 @@ class Seq2SeqRecipe:
             "--case",
             choices=["auto", "mixed", "lc"],
             default="auto",
-            help="BLEU and chrF case: lc ignores it (auto: lc when the model's tokeniser lowercases)",
+            help="BLEU and chrF case: lc ignores it (auto: lc when the tokeniser it was trained with lowercases)",
         )
 
     def evaluate(self, model: Any, options: argparse.Namespace) -> dict[str, float | str]:
         if options.alpha is not None and options.beam is None:
-            raise DataError("--alpha needs --beam K")
+            raise DataError("--length-penalty needs --beam K")
         decode: dict[str, Any] = {}
         if options.beam is not None:
             decode = {"strategy": "beam", "beam_size": options.beam}

@@ -9,7 +9,7 @@ from pathlib import Path
 from zoo.building.files import output_path
 from zoo.cli.tag_cmd import read_inputs
 from zoo.errors import ZooError
-from zoo.training.recipes import add_encoding_argument
+from zoo.training.recipes import add_alias, add_encoding_argument
 
 __all__ = ["register"]
 
@@ -21,7 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--file", type=Path, help="one text a line; '-' for standard input")
     add_encoding_argument(p)
     p.add_argument("--probabilities", action="store_true", help="print every label's probability")
-    p.add_argument("--output", type=output_path, help="write the labels here instead of standard output")
+    out = p.add_argument(
+        "--out", type=output_path, metavar="FILE", help="write the labels here instead of standard output"
+    )
+    add_alias(p, out, "--output")
     p.set_defaults(run=run)
 
 
@@ -44,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             lines.append(f"{labels[best]}\t{text}")
     output = "\n".join(lines) + "\n"
-    if args.output is not None:
-        args.output.write_text(output, encoding="utf-8")
+    if args.out is not None:
+        args.out.write_text(output, encoding="utf-8")
     else:
         sys.stdout.write(output)
     return 0

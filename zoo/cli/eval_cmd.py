@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from zoo.errors import UnknownNameError
-from zoo.training.recipes import add_encoding_argument
+from zoo.training.recipes import DefaultsFormatter, add_encoding_argument
 
 __all__ = ["register"]
 
@@ -31,14 +31,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def eval_parser(prog: str, recipe: object) -> argparse.ArgumentParser:
     """The options of ``zoo eval``: the common ones plus the recipe's own."""
-    parser = argparse.ArgumentParser(prog=prog, description="Score a saved model on held-out data.")
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Score a saved model on held-out data.", formatter_class=DefaultsFormatter
+    )
     parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     add_encoding_argument(parser)
     add_arguments = getattr(recipe, "add_eval_arguments", None)
     if add_arguments is not None:
         add_arguments(parser)
-    if not any(action.dest == "data" for action in parser._actions):  # unless the recipe names it (--pairs)
-        parser.add_argument("--data", type=Path, required=True, help="the evaluation data file")
+    if not any(action.dest == "data" for action in parser._actions):  # unless the recipe adds it (its own help)
+        parser.add_argument("--data", type=Path, required=True, metavar="FILE", help="the evaluation data file")
     return parser
 
 
@@ -46,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
     if args.model is None or args.model in ("-h", "--help"):
         print("usage: zoo eval MODEL_FILE --data FILE [options]   (zoo eval MODEL_FILE --help for its options)")
         return 0
+    from zoo.building.weights import load
     from zoo.naming.registry import default_registry
     from zoo.naming.spec import import_factory
-    from zoo.building.weights import load
 
     model = load(args.model)
     arch = default_registry().architectures[model.spec.arch]

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from zoo.naming.domains import argument_type
-from zoo.training.recipes import seed_type
+from zoo.training.recipes import add_alias, seed_type
 
 __all__ = ["register"]
 
@@ -24,7 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=_temperature, default=1.0, help="0 is greedy; below 1 is more conservative")
     p.add_argument("--top-k", type=_count, default=0, help="sample among the k most probable tokens (0: all)")
     p.add_argument("--top-p", type=_mass, default=1.0, help="nucleus: the most probable tokens holding this mass")
-    p.add_argument("--samples", type=_positive, default=1, help="independent continuations")
+    n_best = p.add_argument(
+        "--n-best", type=_positive, default=1, metavar="N", help="independent continuations to draw"
+    )
+    add_alias(p, n_best, "--samples")
     p.add_argument("--seed", type=seed_type, default=0, help="the same seed gives the same text")
     p.set_defaults(run=run)
 
@@ -48,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         temperature=args.temperature,
         top_k=args.top_k,
         top_p=args.top_p,
-        samples=args.samples,
+        samples=args.n_best,
     )
     joiner = "" if model.level == "char" or not args.prompt else " "
     for index, text in enumerate(texts):

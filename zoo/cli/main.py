@@ -20,6 +20,7 @@ from typing import Any
 
 from zoo import __version__
 from zoo.errors import ZooError
+from zoo.training.recipes import DefaultsFormatter
 
 __all__ = ["CLOSED_PIPE", "COMMANDS", "Parser", "build_parser", "main"]
 
@@ -56,6 +57,10 @@ class Parser(argparse.ArgumentParser):
     """
 
     _intermixing = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsFormatter)  # --help states every default
+        super().__init__(*args, **kwargs)
 
     def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:
         if self._intermixing or not self._intermixable():

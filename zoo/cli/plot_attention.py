@@ -48,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
     tokens = np.asarray(hyps.tokens[0, 0, :length])
     weights = model.attention_weights(ids[0], tokens)
     if weights is None:
-        raise ZooError(f"{model.spec.name!r} has no attention; build it with one, e.g. seq2seq+luong-general")
+        raise ZooError(
+            f"{model.spec.name!r} has no attention to plot; train one that has: "
+            "zoo train seq2seq+luong-general --data PAIRS --out MODEL"
+        )
     labels = [src_vocab.tokens[i] for i in ids[0]]
     outputs = [tgt_vocab.tokens[i] for i in tokens]
     title = f"{model.spec.name}: {args.text}"

@@ -9,7 +9,7 @@ from pathlib import Path
 from zoo.building.files import output_path
 from zoo.data.textfile import decode_bytes, read_lines
 from zoo.errors import DataError, ZooError
-from zoo.training.recipes import add_encoding_argument
+from zoo.training.recipes import add_alias, add_encoding_argument
 
 __all__ = ["read_inputs", "register"]
 
@@ -23,7 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--format", choices=["slash", "conll"], default="slash", help="word/TAG lines, or token<TAB>tag columns"
     )
-    p.add_argument("--output", type=output_path, help="write the tagged text here instead of standard output")
+    out = p.add_argument(
+        "--out", type=output_path, metavar="FILE", help="write the tagged text here instead of standard output"
+    )
+    add_alias(p, out, "--output")
     p.set_defaults(run=run)
 
 
@@ -63,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
             "".join(f"{w}\t{t}\n" for w, t in zip(s, tags, strict=True)) + "\n"
             for s, tags in zip(sentences, tagged, strict=True)
         )
-    if args.output is not None:
-        args.output.write_text(text, encoding="utf-8")
+    if args.out is not None:
+        args.out.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 0

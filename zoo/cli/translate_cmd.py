@@ -11,9 +11,12 @@ from zoo.building.files import output_path
 from zoo.cli.tag_cmd import read_inputs
 from zoo.errors import DataError, ZooError
 from zoo.naming.domains import argument_type
-from zoo.training.recipes import add_encoding_argument, seed_type
+from zoo.training.recipes import add_alias, add_encoding_argument, seed_type
 
-__all__ = ["add_decode_arguments", "decode_options", "register"]
+__all__ = ["BEAM_ALPHA", "add_decode_arguments", "decode_options", "register"]
+
+BEAM_ALPHA = 0.6
+"""The beam component's default length penalty (its ``alpha`` in registry.toml), shown by --help."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("text", nargs="*", help="sentences to translate (default: --file or standard input)")
     p.add_argument("--file", type=Path, help="one sentence a line; '-' for standard input")
     add_encoding_argument(p)
-    p.add_argument("--output", type=output_path, help="write translations here instead of standard output")
+    out = p.add_argument(
+        "--out", type=output_path, metavar="FILE", help="write translations here instead of standard output"
+    )
+    add_alias(p, out, "--output")
     p.add_argument("--replace-unk", action="store_true", help="copy the most attended source word for <unk>")
     add_decode_arguments(p)
     p.set_defaults(run=run)
@@ -30,13 +36,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     """The search options shared by commands that decode."""
-    search = p.add_argument_group("search (default: the model's own strategy)")
+    search = p.add_argument_group("search (default: the strategy the model was saved with)")
     count = argument_type("[1, inf)")  # the domains of the decoding strategies' own parameters
     search.add_argument("--beam", type=count, metavar="K", help="beam search of width K")
-    search.add_argument(
-        "--alpha", type=argument_type("[0, inf)", float), help="beam length normalisation exponent (0: none)"
+    penalty = search.add_argument(
+        "--length-penalty",
+        type=argument_type("[0, inf)", float),
+        metavar="A",
+        help=f"beam: log-probabilities divided by length^A, 0: none (default {BEAM_ALPHA}, beam's alpha; "
+        "a model trained with a beam strategy: its own)",
     )
-    search.add_argument("--n-best", type=count, default=1, help="outputs per input, best first (with their scores)")
+    add_alias(search, penalty, "--alpha")
+    search.add_argument(
+        "--n-best", type=count, default=1, metavar="N", help="outputs per input, best first (with their scores)"
+    )
     search.add_argument("--sample", action="store_true", help="draw samples instead of searching")
     search.add_argument(
         "--temperature", type=argument_type("(0, inf)", float), default=None, help="sampling temperature"
@@ -55,8 +68,8 @@ def decode_options(args: argparse.Namespace) -> dict[str, Any]:
         raise DataError("choose --beam or --sample, not both")
     if not args.sample and any(v is not None for v in (args.temperature, args.top_k, args.top_p)):
         raise DataError("--temperature, --top-k and --top-p need --sample")
-    if args.alpha is not None and args.beam is None:
-        raise DataError("--alpha needs --beam K")
+    if args.length_penalty is not None and args.beam is None:
+        raise DataError("--length-penalty needs --beam K")
     options: dict[str, Any] = {}
     if args.sample:
         import jax
@@ -69,8 +82,8 @@ def decode_options(args: argparse.Namespace) -> dict[str, Any]:
         options = {"strategy": "beam", "beam_size": args.beam, "n_best": args.n_best}
         if args.n_best > args.beam:
             raise DataError(f"--n-best {args.n_best} exceeds the beam width {args.beam}")
-        if args.alpha is not None:
-            options["alpha"] = args.alpha
+        if args.length_penalty is not None:
+            options["alpha"] = args.length_penalty
     elif args.n_best != 1:
         raise DataError("--n-best needs --beam K or --sample")
     if args.max_length is not None:
@@ -98,8 +111,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             lines += [f"{rank}\t{score:.4f}\t{text}" for rank, (text, score) in enumerate(outputs, 1)]
     text = "\n".join(lines) + "\n"
-    if args.output is not None:
-        args.output.write_text(text, encoding="utf-8")
+    if args.out is not None:
+        args.out.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 0

@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zoo.naming.domains import argument_type
 from zoo.building.files import output_path
+from zoo.naming.domains import argument_type
+from zoo.training.recipes import add_alias, add_lowercase_arguments
 
 __all__ = ["register"]
 
 _count = argument_type("[1, inf)")
+METHODS = ["3cosadd", "3cosmul"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,12 +42,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate = actions.add_parser("eval", help="Google analogies and word-pair correlations")
     _file(evaluate)
     evaluate.add_argument("--analogies", nargs="*", default=["google"], help="analogy files or 'google'")
-    evaluate.add_argument(
-        "--pairs", nargs="*", default=["wordsim353", "simlex999"], help="word-pair files or shipped set names"
+    word_pairs = evaluate.add_argument(
+        "--word-pairs", nargs="*", default=["wordsim353", "simlex999"], help="word-pair files or shipped set names"
     )
+    add_alias(evaluate, word_pairs, "--pairs")
     evaluate.add_argument("--restrict-vocab", type=_count, default=30000, help="analogies: most frequent words used")
-    evaluate.add_argument("--method", choices=["3cosadd", "3cosmul"], default="3cosadd")
-    evaluate.add_argument("--case-sensitive", action="store_true", help="match words with their case")
+    evaluate.add_argument("--method", choices=METHODS, default="3cosadd", help="analogy method")
+    keep_case = add_lowercase_arguments(evaluate, default=True, what="the words of the test sets and the vectors")
+    add_alias(evaluate, keep_case, "--case-sensitive")
     evaluate.add_argument("--sections", action="store_true", help="print per-section analogy accuracy")
     evaluate.set_defaults(run=run_eval)
 
@@ -69,9 +73,19 @@ def _file(parser: argparse.ArgumentParser) -> None:
 
 
 def _query_options(parser: argparse.ArgumentParser, *, topn: int) -> None:
-    parser.add_argument("--topn", type=_count, default=topn, help=f"how many words (default {topn})")
+    n_best = parser.add_argument("--n-best", dest="topn", type=_count, default=topn, metavar="N", help="how many words")
+    add_alias(parser, n_best, "--topn")
     parser.add_argument("--restrict-vocab", type=_count, help="search only the most frequent words")
-    parser.add_argument("--cosmul", action="store_true", help="3CosMul instead of 3CosAdd")
+    method = parser.add_argument("--method", choices=METHODS, default="3cosadd", help="3CosAdd or 3CosMul")
+    cosmul = parser.add_argument("--cosmul", dest="method", action="store_const", const="3cosmul")
+    _hide_as_alias(parser, cosmul, method)
+
+
+def _hide_as_alias(parser: argparse.ArgumentParser, flag: argparse.Action, option: argparse.Action) -> None:
+    """`flag` (``--cosmul``) stays for one release, hidden, as a spelling of one value of `option`."""
+    flag.help = argparse.SUPPRESS
+    add_alias(parser, flag)  # the warning names the option and value it stands for
+    flag.deprecated = {s: f"{option.option_strings[0]} {flag.const}" for s in flag.option_strings}
 
 
 def _load(args: argparse.Namespace):
@@ -88,7 +102,7 @@ def _print_neighbours(results) -> None:
 def _query(kv, args: argparse.Namespace, positive: list[str], negative: list[str]):
     from zoo.errors import DataError
 
-    search = kv.most_similar_cosmul if args.cosmul else kv.most_similar
+    search = kv.most_similar_cosmul if args.method == "3cosmul" else kv.most_similar
     try:
         return search(positive, negative, topn=args.topn, restrict_vocab=args.restrict_vocab)
     except KeyError as error:
@@ -112,7 +126,7 @@ def run_eval(args: argparse.Namespace) -> int:
     print(f"{args.file}: {len(kv)} words, dim {kv.vector_size}")
     for path in args.analogies:
         result = kv.analogy_report(
-            path, restrict_vocab=args.restrict_vocab, case_insensitive=not args.case_sensitive, method=args.method
+            path, restrict_vocab=args.restrict_vocab, case_insensitive=args.lowercase, method=args.method
         )
         print(
             f"analogies {path}: {100 * result.score:.2f}% of {result.covered} covered "
@@ -122,8 +136,8 @@ def run_eval(args: argparse.Namespace) -> int:
         if args.sections:
             for section in result.sections[:-1]:
                 print(f"  {section.name:30s} {100 * section.accuracy:6.2f}% of {section.covered}")
-    for path in args.pairs:
-        pairs = kv.word_pairs_report(path, case_insensitive=not args.case_sensitive)
+    for path in args.word_pairs:
+        pairs = kv.word_pairs_report(path, case_insensitive=args.lowercase)
         print(
             f"pairs {path}: Spearman {pairs.spearman:.4f}, Pearson {pairs.pearson:.4f}, "
             f"oov {100 * pairs.oov_fraction:.1f}% ({pairs.scored} of {pairs.pairs} pairs)"
