@@ -1,4 +1,11 @@
-"""``zoo train bilstm-tagger --data FILE`` and ``zoo eval TAGGER --data FILE`` (token accuracy)."""
+"""``zoo train bilstm-tagger --data FILE`` and ``zoo eval TAGGER --data FILE`` (token accuracy).
+
+Training scores held-out sentences (``--valid FILE``, or ``--valid-size`` of
+``--data``) after every epoch, saves the best epoch, and stops after
+``--patience`` epochs without a better one; ``--epochs`` is only a cap
+(``--patience 0`` trains all of them). It says which epoch it saved and why it
+stopped, and warns when the last epoch was still the best (raise ``--epochs``).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ import optax
 import zoo
 from zoo.plugin_api import (
     DataError,
+    InvalidParameterError,
     KeepBest,
     StopTraining,
     add_common_arguments,
@@ -25,7 +33,26 @@ from zoo.plugin_api import (
 from zoo_tagger.data import TaggedSentences, read_tagged, tag_vocab, tagging_batches, word_vocab
 from zoo_tagger.model import with_context
 
-__all__ = ["TaggerRecipe", "evaluate_tagger", "fit", "recipe"]
+__all__ = [
+    "BATCH_SIZE",
+    "EPOCHS",
+    "LR",
+    "PATIENCE",
+    "TaggerRecipe",
+    "evaluate_tagger",
+    "fit",
+    "recipe",
+    "selection_report",
+]
+
+EPOCHS = 100
+"""The default cap on epochs: generous, since patience decides when to stop."""
+PATIENCE = 5
+"""Epochs without a better dev accuracy before training stops."""
+LR = 3e-3
+"""Adam's default learning rate."""
+BATCH_SIZE = 16
+"""Default sentences per batch: small, so a small corpus still gets many updates per epoch."""
 
 
 def evaluate_tagger(model: Any, data: TaggedSentences, *, batch_size: int = 64) -> dict[str, float]:
@@ -62,13 +89,13 @@ def fit(
     train: TaggedSentences,
     dev: TaggedSentences | None,
     *,
-    epochs: int,
-    batch_size: int = 32,
-    lr: float = 1e-3,
+    epochs: int = EPOCHS,
+    batch_size: int = BATCH_SIZE,
+    lr: float = LR,
     seed: int = 0,
     min_count: int = 1,
     context: Any = None,
-    patience: int | None = None,
+    patience: int | None = PATIENCE,
     buckets: Sequence[int] | None = None,
     progress: bool = True,
     overrides: Mapping[str, Any] | None = None,
@@ -77,10 +104,13 @@ def fit(
 
     `context`: a trained `ContextualEmbedder` model (e.g. a loaded ELMo) whose
     layers join the token features (frozen unless ``fine_tune_context``). `buckets`
-    fixes the padded widths (default: 8 length quantiles).
+    fixes the padded widths (default: 8 length quantiles). With `dev`, training
+    stops after `patience` epochs without a better dev accuracy (None: runs all
+    `epochs`), and the best epoch's model is returned.
 
     **Returns:** ``(model, info)``; `info` holds ``best_dev``, ``best_epoch``,
-    ``epochs_run``, ``stopped`` and ``tokens_per_s``.
+    ``epochs_run``, ``epochs`` (the cap), ``patience``, ``history`` (dev accuracy
+    per epoch), ``stopped`` (why it stopped early, or None) and ``tokens_per_s``.
     """
     overrides = dict(overrides or {})
     lowercase = overrides.get("lowercase", True)
@@ -130,17 +160,36 @@ def fit(
         "best_dev": keeper.score if keeper else None,
         "best_epoch": keeper.best_at if keeper else None,
         "epochs_run": len(keeper.history) if keeper else epochs,
+        "epochs": epochs,
+        "patience": patience,
+        "history": list(keeper.history) if keeper else [],
         "stopped": stopped,
         "tokens_per_s": rate,
     }
     return (keeper.model if keeper else final), info
 
 
+def selection_report(info: Mapping[str, Any], metric: str = "dev accuracy") -> str:
+    """One line saying how training ended and which epoch is saved, from `fit`'s `info`.
+
+    ``stopped after epoch 12: no dev improvement for 5 epochs; saving epoch 7 (dev accuracy 0.9512)``,
+    or ``trained all 100 epochs; saving epoch 96 (...)``, with a warning when the last
+    epoch was the best: the score was still climbing and more epochs may help.
+    """
+    best = f"saving epoch {info['best_epoch']} ({metric} {info['best_dev']:.4f})"
+    if info["stopped"] is not None:
+        return f"stopped after epoch {info['epochs_run']}: no dev improvement for {info['patience']} epochs; {best}"
+    line = f"trained all {info['epochs_run']} epochs; {best}"
+    if info["best_epoch"] == info["epochs_run"] and info["epochs_run"] > 1:
+        line += f"; warning: {metric} was still improving at the last epoch, more --epochs may help"
+    return line
+
+
 class TaggerRecipe:
     """Train a tagger on ``word/TAG`` lines or CoNLL columns; keep the best epoch on held-out sentences."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        add_common_arguments(parser, steps=0, batch_size=32, lr=1e-3)
+        add_common_arguments(parser, steps=0, batch_size=BATCH_SIZE, lr=LR)
         parser.add_argument("--data", type=Path, required=True, help="word/TAG lines or CoNLL token<TAB>tag columns")
         parser.add_argument("--format", choices=["auto", "slash", "conll"], default="auto")
         add_encoding_argument(parser)
@@ -149,18 +198,26 @@ class TaggerRecipe:
             "--valid-size", type=argument_type("[0, inf)"), default=1000, help="sentences held out of --data"
         )
         parser.add_argument(
-            "--epochs", type=argument_type("[1, inf)"), default=10, help="epochs when --steps is 0 (default 10)"
+            "--epochs",
+            type=argument_type("[1, inf)"),
+            default=None,
+            help=f"at most this many epochs, instead of --steps (default {EPOCHS}; --patience usually stops sooner)",
         )
         parser.add_argument(
             "--patience",
             type=argument_type("[0, inf)"),
-            default=3,
-            help="stop after this many epochs without gain (0: never)",
+            default=PATIENCE,
+            help=f"stop after this many epochs without a better dev accuracy (default {PATIENCE}; 0: train all epochs)",
         )
         parser.add_argument("--min-count", type=argument_type("[1, inf)"), default=1, help="rarer words become <unk>")
         parser.add_argument("--elmo", type=Path, help="a trained ELMo (zoo train elmo) whose layers join the features")
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        model, _ = self.fit(name, options, overrides)
+        return zoo.save(model, options.out)
+
+    def fit(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """What `train` does short of saving: the selected model and `fit`'s `info`."""
         resolve_spec(name, options, overrides)
         data = read_tagged(options.data, format=options.format, encoding=options.encoding)
         if options.valid is not None:
@@ -172,7 +229,11 @@ class TaggerRecipe:
         if len(train) < options.batch_size:
             raise DataError(f"{len(train)} sentences are too few for batches of {options.batch_size}")
         per_epoch = -(-len(train) // options.batch_size)
-        epochs = options.epochs if options.steps <= 0 else max(1, options.steps // per_epoch)
+        epochs = options.epochs or EPOCHS
+        if options.steps > 0:
+            if options.epochs is not None:
+                raise InvalidParameterError("give --steps or --epochs, not both")
+            epochs = max(1, options.steps // per_epoch)
         context = zoo.load(options.elmo) if options.elmo else None
         model, info = fit(
             name,
@@ -189,8 +250,8 @@ class TaggerRecipe:
             overrides=overrides,
         )
         if dev is not None:
-            print(f"best held-out token accuracy {info['best_dev']:.4f} after epoch {info['best_epoch']}")
-        return zoo.save(model, options.out)
+            print(selection_report(info, "dev token accuracy"))
+        return model, info
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--format", choices=["auto", "slash", "conll"], default="auto")
