@@ -82,7 +82,7 @@ def test_seq2seq_on_two_processes_equals_one_process_and_process_0_alone_writes(
     sources, targets = reversal_pairs(48, min_length=4, max_length=4, seed=0)  # one bucket: one compilation
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("".join(f"{' '.join(s)}\t{' '.join(t)}\n" for s, t in zip(sources, targets, strict=True)))
-    common = ["train", "seq2seq", "--pairs", str(pairs), "--valid-size", "0", "--steps", "4", "--batch-size", "8"]
+    common = ["train", "seq2seq", "--data", str(pairs), "--valid-size", "0", "--steps", "4", "--batch-size", "8"]
     common += ["--set", "hidden_size=8", "--set", "embedding_size=4", "--quiet"]
     run = ["--coordinator", f"127.0.0.1:{free_port()}", "--num-processes", "2", "--coordinator-timeout", "120"]
     processes = [
@@ -187,7 +187,7 @@ def test_good_flags_parse():
 def test_an_inconsistent_run_is_refused_before_the_recipe_reads_data(tmp_path, capsys):
     never = tmp_path / "no-such-pairs.tsv"  # reading it would fail: the check comes first
     flags = ["--coordinator", "127.0.0.1:1234", "--num-processes", "2", "--process-id", "2"]
-    status = main(["train", "seq2seq", "--pairs", str(never), "--out", str(tmp_path / "m.safetensors"), *flags])
+    status = main(["train", "seq2seq", "--data", str(never), "--out", str(tmp_path / "m.safetensors"), *flags])
     assert status == 2
     assert "--process-id 2 is out of range for --num-processes 2" in capsys.readouterr().err
 

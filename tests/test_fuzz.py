@@ -204,7 +204,7 @@ def test_any_hyperparameter_value_is_a_zoo_error_or_builds(data, registry):
 
 TOKENS = [
     "list", "info", "plugins", "vectors", "similar", "analogy", "translate", "eval", "tag", "classify", "generate",
-    "seq2seq", "lm", "--topn", "--beam", "--n-best", "--max-length", "--temperature", "--json", "--set", "x=1",
+    "seq2seq", "lm", "--beam", "--n-best", "--method", "--max-length", "--temperature", "--json", "--set", "x=1",
     "-5", "0", "nan", "inf", "3", "--kind", "attention", "--components", "-h", "king", "FILE", "MISSING", "*",
 ]  # fmt: skip
 

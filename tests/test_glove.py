@@ -82,7 +82,7 @@ def test_recipe_trains_from_the_command_line(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(" ".join(s) for s in topic_sentences(sentences=400)))
     out = tmp_path / "g.safetensors"
-    args = ["train", "glove", "--corpus", str(corpus), "--out", str(out), "--dim", "6", "--window", "2"]
+    args = ["train", "glove", "--data", str(corpus), "--out", str(out), "--dim", "6", "--window", "2"]
     args += ["--min-count", "2", "--epochs", "3", "--batch-size", "128", "--set", "x_max=20"]
     checkpoint = tmp_path / "g.ckpt.safetensors"
     code = main(

@@ -265,9 +265,9 @@ def test_zoo_list_piped_into_head():
         (["translate", "--beam", "2", "m", "one"], {"model": Path("m"), "text": ["one"]}),
         (["translate", "m", "--beam", "2", "--", "--not-an-option"], {"text": ["--not-an-option"]}),
         (["tag", "m", "--format", "conll", "the cat"], {"text": ["the cat"]}),
-        (["classify", "m", "--probabilities", "good", "--output", "o", "bad"], {"text": ["good", "bad"]}),
-        (["vectors", "similar", "v", "king", "--topn", "3", "queen"], {"words": ["king", "queen"]}),
-        (["vectors", "analogy", "v", "--topn", "3", "a", "b", "c"], {"a": "a", "b": "b", "c": "c"}),
+        (["classify", "m", "--probabilities", "good", "--out", "o", "bad"], {"text": ["good", "bad"]}),
+        (["vectors", "similar", "v", "king", "--n-best", "3", "queen"], {"words": ["king", "queen"]}),
+        (["vectors", "analogy", "v", "--n-best", "3", "a", "b", "c"], {"a": "a", "b": "b", "c": "c"}),
         (["plot", "attention", "m", "--beam", "2", "a b"], {"text": "a b"}),
         (["train", "seq2seq", "--steps", "5"], {"name": "seq2seq"}),  # passthrough: options stay unparsed
     ],

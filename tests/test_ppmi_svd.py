@@ -91,7 +91,7 @@ def test_recipe_trains_from_the_command_line(tmp_path):
     args = [
         "train",
         "ppmi-svd",
-        "--corpus",
+        "--data",
         str(corpus),
         "--out",
         str(out),

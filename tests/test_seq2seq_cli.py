@@ -72,7 +72,7 @@ def trained(files):
     """A tiny model trained with --valid, evaluated every 10 steps; what the run printed."""
     out = files / "model.safetensors"
     status, printed = run_zoo(
-        "train", "seq2seq+luong-dot", "--pairs", str(files / "train.tsv"), "--valid", str(files / "valid.tsv"),
+        "train", "seq2seq+luong-dot", "--data", str(files / "train.tsv"), "--valid", str(files / "valid.tsv"),
         "--steps", "40", "--eval-every", "10", "--out", str(out), *TINY,
     )  # fmt: skip
     assert status == 0, printed
@@ -110,12 +110,12 @@ def test_zoo_eval_reports_sacrebleu_and_keeps_the_best(files, trained, capsys):
     best_step = max(history, key=lambda s: (history[s]["bleu"], -s))  # ties keep the earlier
     assert f"saving the best of 4 evaluations by bleu: step {best_step} (" in printed
 
-    assert main(["eval", str(out), "--pairs", str(files / "valid.tsv")]) == 0
+    assert main(["eval", str(out), "--data", str(files / "valid.tsv")]) == 0
     text = capsys.readouterr().out
     assert "bleu_signature  nrefs:1|case:lc|eff:no|tok:13a|smooth:exp|version:" in text
     assert "chrf_signature  nrefs:1|case:lc|eff:yes|nc:6|nw:0|space:no|version:" in text
     assert re.search(r"^  exact_match +[0-9.]+$", text, flags=re.M)
-    assert main(["eval", str(out), "--pairs", str(files / "valid.tsv"), "--json"]) == 0
+    assert main(["eval", str(out), "--data", str(files / "valid.tsv"), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
     assert scores["pairs"] == 20
     # the saved model is the best evaluation's: it scores what that evaluation printed
@@ -131,16 +131,16 @@ def test_zoo_eval_reports_sacrebleu_and_keeps_the_best(files, trained, capsys):
     wanted = np.mean([h.split() == r.split() for h, r in zip(hypotheses, references, strict=True)])
     assert scores["exact_match"] == pytest.approx(wanted)
 
-    assert main(["eval", str(out), "--pairs", str(files / "valid.tsv"), "--beam", "3", "--alpha", "0.6"]) == 0
+    assert main(["eval", str(out), "--data", str(files / "valid.tsv"), "--beam", "3", "--length-penalty", "0.6"]) == 0
     assert "bleu" in capsys.readouterr().out
-    assert main(["eval", str(out), "--pairs", str(files / "valid.tsv"), "--alpha", "0.6"]) == 2
-    assert "--alpha needs --beam K" in capsys.readouterr().err
+    assert main(["eval", str(out), "--data", str(files / "valid.tsv"), "--length-penalty", "0.6"]) == 2
+    assert "--length-penalty needs --beam K" in capsys.readouterr().err
 
 
 def test_minutes_stops_on_time_and_keeps_the_best(files):
     out = files / "timed.safetensors"
     status, printed = run_zoo(
-        "train", "seq2seq+luong-dot", "--pairs", str(files / "train.tsv"), "--valid", str(files / "valid.tsv"),
+        "train", "seq2seq+luong-dot", "--data", str(files / "train.tsv"), "--valid", str(files / "valid.tsv"),
         "--steps", "100000", "--eval-every", "5", "--minutes", "0.05", "--patience", "0", "--out", str(out), *TINY,
     )  # fmt: skip
     assert status == 0, printed
@@ -157,7 +157,7 @@ def test_minutes_stops_on_time_and_keeps_the_best(files):
 def test_early_stopping_after_patience(files):
     out = files / "early.safetensors"
     status, printed = run_zoo(
-        "train", "seq2seq+luong-dot", "--pairs", str(files / "train.tsv"), "--valid", str(files / "valid.tsv"),
+        "train", "seq2seq+luong-dot", "--data", str(files / "train.tsv"), "--valid", str(files / "valid.tsv"),
         "--epochs", "100", "--eval-every", "2", "--patience", "2", "--keep-best-by", "exact_match",
         "--out", str(out), *TINY,
     )  # fmt: skip
@@ -170,7 +170,7 @@ def test_early_stopping_after_patience(files):
     assert out.exists()
 
 
-@pytest.mark.parametrize(("name", "data"), [("seq2seq", "--pairs"), ("bilstm-tagger", "--data")])
+@pytest.mark.parametrize(("name", "data"), [("seq2seq", "--data"), ("bilstm-tagger", "--data")])
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
 def test_minutes_must_be_positive(tmp_path, name, data, value):
     status, printed = run_zoo("train", name, data, "x", "--out", str(tmp_path / "m"), "--minutes", value)

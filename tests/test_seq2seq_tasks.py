@@ -75,7 +75,10 @@ def test_translate_command(trained, tmp_path, capsys):
     assert capsys.readouterr().out.splitlines() == ["1999-03-03", "2001-12-24"]
     lines = tmp_path / "in.txt"
     lines.write_text("the 1st of May, 1995\n\nJan 9, 2000\n", encoding="utf-8")
-    assert main(["translate", str(path), "--file", str(lines), "--beam", "3", "--n-best", "2", "--alpha", "0.7"]) == 0
+    assert (
+        main(["translate", str(path), "--file", str(lines), "--beam", "3", "--n-best", "2", "--length-penalty", "0.7"])
+        == 0
+    )
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
     assert [r[0] for r in rows] == ["1", "2", "1", "2"]
     assert rows[0][2] == "1995-05-01" and rows[2][2] == "2000-01-09"

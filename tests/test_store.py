@@ -61,7 +61,7 @@ def flip_last_byte(path, out):
 def test_import_glove_then_query_it_by_name(home, glove, capsys):
     assert main(["import", str(glove), "--as", "glove.mine"]) == 0
     assert "stored glove.mine: vectors, 6 words, dim 4" in capsys.readouterr().out
-    assert main(["vectors", "similar", "glove.mine", "king", "--topn", "2"]) == 0
+    assert main(["vectors", "similar", "glove.mine", "king", "--n-best", "2"]) == 0
     stored = KeyedVectors.load("glove.mine")
     original = KeyedVectors.load(glove)
     expected = [f"{score:8.4f}  {word}" for word, score in original.most_similar("king", topn=2)]
@@ -359,7 +359,7 @@ def test_a_file_in_the_hub_cache_is_read_and_imported(home, hub, glove, capsys):
     address = "hf://owner/vectors/glove/small.txt"
     np.testing.assert_array_equal(KeyedVectors.load(address).vectors, KeyedVectors.load(glove).vectors)
     assert len(KeyedVectors.load(f"hf://owner/vectors@{commit}/glove/small.txt")) == 6
-    assert main(["vectors", "similar", address, "king", "--topn", "1"]) == 0  # through argparse's Path too
+    assert main(["vectors", "similar", address, "king", "--n-best", "1"]) == 0  # through argparse's Path too
     assert capsys.readouterr().out.split()[-1] == "queen"
     assert main(["import", address, "--as", "glove.hub"]) == 0
     assert default_store().get("glove.hub").source == f"{address} (GloVe text)"

@@ -128,7 +128,7 @@ def test_read_inputs_reads_a_file_with_its_encoding(latin):
 
 def test_the_train_command_takes_encoding(latin, tmp_path, capsys):
     out = tmp_path / "vectors.safetensors"
-    args = ["train", "ppmi-svd", "--corpus", str(latin), "--out", str(out), "--min-count", "1", "--quiet"]
+    args = ["train", "ppmi-svd", "--data", str(latin), "--out", str(out), "--min-count", "1", "--quiet"]
     assert main([*args, "--dim", "2"]) == 2
     assert "latin.txt:3: at byte offset 22" in capsys.readouterr().err and not out.exists()
     assert main([*args, "--dim", "2", "--encoding", "latin-1"]) == 0

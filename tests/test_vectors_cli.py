@@ -22,11 +22,13 @@ def w2v_file(tmp_path):
 
 
 def test_similar_and_analogy(w2v_file, capsys):
-    assert main(["vectors", "similar", str(w2v_file), "king", "--topn", "2"]) == 0
+    assert main(["vectors", "similar", str(w2v_file), "king", "--n-best", "2"]) == 0
     assert capsys.readouterr().out.split("\n")[0].split()[1] == "prince"
-    assert main(["vectors", "analogy", str(w2v_file), "man", "woman", "king", "--topn", "1"]) == 0
+    assert main(["vectors", "analogy", str(w2v_file), "man", "woman", "king", "--n-best", "1"]) == 0
     assert capsys.readouterr().out.split()[1] == "queen"
-    assert main(["vectors", "analogy", str(w2v_file), "man", "woman", "king", "--topn", "1", "--cosmul"]) == 0
+    assert (
+        main(["vectors", "analogy", str(w2v_file), "man", "woman", "king", "--n-best", "1", "--method", "3cosmul"]) == 0
+    )
     assert capsys.readouterr().out.split()[1] == "queen"
     assert main(["vectors", "similar", str(w2v_file), "kingg"]) == 2
     assert "not in the vocabulary" in capsys.readouterr().err
@@ -37,7 +39,7 @@ def test_eval_and_export(w2v_file, tmp_path, capsys):
     pairs.write_text("king\tqueen\t9\nking\thouse\t1\nman\tboy\t7\n")
     questions = tmp_path / "q.txt"
     questions.write_text(": royal\nman woman king queen\n")
-    assert main(["vectors", "eval", str(w2v_file), "--analogies", str(questions), "--pairs", str(pairs)]) == 0
+    assert main(["vectors", "eval", str(w2v_file), "--analogies", str(questions), "--word-pairs", str(pairs)]) == 0
     out = capsys.readouterr().out
     expected = toy_vectors().word_pairs_report(pairs).spearman
     assert "100.00% of 1 covered" in out and f"Spearman {expected:.4f}" in out

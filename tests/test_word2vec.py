@@ -322,7 +322,7 @@ def test_zoo_train_writes_a_model_that_loads_and_answers(tmp_path, capsys):
     corpus = tmp_path / "toy.txt"
     corpus.write_text("\n".join(" ".join(s) for s in toy_sentences(600)) + "\n")
     out = tmp_path / "cbow.safetensors"
-    args = ["train", "word2vec-cbow", "--corpus", str(corpus), "--out", str(out), "--dim", "12", "--epochs", "2"]
+    args = ["train", "word2vec-cbow", "--data", str(corpus), "--out", str(out), "--dim", "12", "--epochs", "2"]
     assert main([*args, "--min-count", "1", "--window", "3", "--quiet"]) == 0
     assert "words/s" in capsys.readouterr().err
     model = zoo.load(out)
@@ -358,7 +358,7 @@ def test_zoo_train_writes_nothing_when_training_diverges(tmp_path, capsys):
     corpus = tmp_path / "toy.txt"
     corpus.write_text("\n".join(" ".join(s) for s in toy_sentences(300)) + "\n")
     out = tmp_path / "diverged.safetensors"
-    args = ["train", "word2vec-skipgram", "--corpus", str(corpus), "--out", str(out), "--dim", "8", "--min-count", "1"]
-    assert main([*args, "--alpha", "1e30", "--epochs", "1", "--quiet"]) == 2
+    args = ["train", "word2vec-skipgram", "--data", str(corpus), "--out", str(out), "--dim", "8", "--min-count", "1"]
+    assert main([*args, "--lr", "1e30", "--epochs", "1", "--quiet"]) == 2
     assert "the loss became NaN or infinite" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [corpus]

@@ -90,7 +90,7 @@ def test_zoo_train_killed_after_a_checkpoint_resumes_to_the_same_vectors(tmp_pat
 
     corpus = tmp_path / "toy.txt"
     corpus.write_text("\n".join(" ".join(s) for s in toy_sentences(2800)) + "\n")  # 3 jobs of 10,000 words an epoch
-    args = ["train", "word2vec-skipgram", "--corpus", str(corpus), "--min-count", "1", "--dim", "12"]
+    args = ["train", "word2vec-skipgram", "--data", str(corpus), "--min-count", "1", "--dim", "12"]
     args += ["--epochs", "2", "--threads", "1", "--quiet"]
     assert main([*args, "--out", str(tmp_path / "whole.safetensors")]) == 0
     # a process that dies (SIGKILL: nothing flushed, no cleanup) right after the checkpoint before job 4 of 6
