@@ -1,8 +1,16 @@
-"""``zoo train textcnn --data FILE`` and ``zoo eval MODEL --data FILE`` (accuracy)."""
+"""``zoo train textcnn --data FILE`` and ``zoo eval MODEL --data FILE`` (accuracy).
+
+Training scores held-out texts (``--valid FILE``, or ``--valid-fraction`` of
+``--data``) after every epoch, saves the best epoch, and stops after
+``--patience`` epochs without a better one; ``--epochs`` is only a cap
+(``--patience 0`` trains all of them). It says which epoch it saved and why it
+stopped, and warns when the last epoch was still the best (raise ``--epochs``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,9 +21,11 @@ import numpy as np
 import zoo
 from zoo.plugin_api import (
     DataError,
+    InvalidParameterError,
     KeepBest,
     StopTraining,
     Vocab,
+    add_alias,
     add_common_arguments,
     add_encoding_argument,
     argument_type,
@@ -31,7 +41,12 @@ from zoo_textcnn.data import (
 from zoo_textcnn.optim import kim_optimizer
 from zoo_textcnn.pretrained import initialise_embeddings
 
-__all__ = ["TextCNNRecipe", "accuracy", "fit", "read_data", "recipe"]
+__all__ = ["EPOCHS", "PATIENCE", "TextCNNRecipe", "accuracy", "fit", "read_data", "recipe", "selection_report"]
+
+EPOCHS = 50
+"""The default cap on epochs: generous, since patience decides when to stop."""
+PATIENCE = 5
+"""Epochs without a better dev accuracy before training stops."""
 
 
 def read_data(
@@ -72,14 +87,14 @@ def fit(
     train: LabelledTexts,
     dev: LabelledTexts | None,
     *,
-    epochs: int,
+    epochs: int = EPOCHS,
     batch_size: int = 50,
     seed: int = 0,
     vectors: Any = None,
     vocab: Vocab | None = None,
     max_norm_limit: float = 3.0,
     learning_rate: float = 1.0,
-    patience: int | None = None,
+    patience: int | None = PATIENCE,
     buckets: Sequence[int] | None = None,
     pad_to_longest: bool = False,
     progress: bool = True,
@@ -88,15 +103,17 @@ def fit(
     """Train a TextCNN the way Kim did: Adadelta, max-norm, the best epoch on `dev` kept
     (the later one where two score the same).
 
-    With `patience`, training stops after that many epochs without a better dev score.
+    With `patience`, training stops after that many epochs without a better dev score
+    (None: all `epochs` run).
     `buckets` fixes the padded widths (default: length quantiles of `train`);
     `pad_to_longest` pads every batch to the longest training text instead, as Kim
     did: batches then mix lengths freely rather than grouping similar ones (each
     step costs more).
 
     **Returns:** ``(model, info)``; `info` holds ``best_dev``, ``best_epoch``,
-    ``epochs_run``, ``stopped`` (why it stopped early, or None) and ``coverage``
-    (of pretrained vectors, or None).
+    ``epochs_run``, ``epochs`` (the cap), ``patience``, ``history`` (dev accuracy per
+    epoch), ``stopped`` (why it stopped early, or None) and ``coverage`` (of
+    pretrained vectors, or None).
     """
     vocab = vocab or Vocab.build(train.texts, specials=("pad", "unk"))
     labels = label_vocab(train.labels)
@@ -144,10 +161,29 @@ def fit(
         "best_dev": keeper.score if keeper is not None else None,
         "best_epoch": keeper.best_at if keeper is not None else None,
         "epochs_run": len(keeper.history) if keeper is not None else epochs,
+        "epochs": epochs,
+        "patience": patience,
+        "history": list(keeper.history) if keeper is not None else [],
         "stopped": stopped,
         "coverage": coverage,
     }
     return (keeper.model if keeper is not None else final), info
+
+
+def selection_report(info: Mapping[str, Any], metric: str = "dev accuracy") -> str:
+    """One line saying how training ended and which epoch is saved, from `fit`'s `info`.
+
+    ``stopped after epoch 12: no dev improvement for 5 epochs; saving epoch 7 (dev accuracy 0.8512)``,
+    or ``trained all 50 epochs; saving epoch 48 (...)``, with a warning when the last
+    epoch was the best: the score was still climbing and more epochs may help.
+    """
+    best = f"saving epoch {info['best_epoch']} ({metric} {info['best_dev']:.4f})"
+    if info["stopped"] is not None:
+        return f"stopped after epoch {info['epochs_run']}: no dev improvement for {info['patience']} epochs; {best}"
+    line = f"trained all {info['epochs_run']} epochs; {best}"
+    if info["best_epoch"] == info["epochs_run"] and info["epochs_run"] > 1:
+        line += f"; warning: {metric} was still improving at the last epoch, more --epochs may help"
+    return line
 
 
 class TextCNNRecipe:
@@ -159,28 +195,44 @@ class TextCNNRecipe:
         parser.add_argument("--text-column", help="for a CSV/TSV with a header: the text column")
         parser.add_argument("--label-column", help="for a CSV/TSV with a header: the label column")
         add_encoding_argument(parser)
-        parser.add_argument("--keep-case", action="store_true", help="do not lowercase the text")
+        parser.add_argument(
+            "--lowercase", dest="keep_case", action="store_false", default=False, help="lowercase the text (default)"
+        )
+        keep_case = parser.add_argument(
+            "--no-lowercase", dest="keep_case", action="store_true", default=False, help="keep the case of the text"
+        )
+        add_alias(parser, keep_case, "--keep-case")
         parser.add_argument(
             "--tokenizer", help="how to split the text: kim (the default), words-marks, or any zoo tokeniser"
         )
         parser.add_argument("--pad-to-longest", action="store_true", help="pad batches to the longest text (Kim)")
         parser.add_argument(
-            "--epochs", type=argument_type("[1, inf)"), default=25, help="epochs when --steps is 0 (default 25)"
+            "--epochs",
+            type=argument_type("[1, inf)"),
+            default=None,
+            help=f"at most this many epochs, instead of --steps (default {EPOCHS}; --patience usually stops sooner)",
         )
         parser.add_argument(
-            "--dev-fraction",
+            "--valid", type=Path, help="held-out texts, as --data (default: --valid-fraction of --data)"
+        )
+        fraction = parser.add_argument(
+            "--valid-fraction",
+            dest="dev_fraction",
             type=argument_type("[0, 1)", float),
             default=0.1,
-            help="held out for choosing the epoch (0: none, keep the last)",
+            help="the share of --data held out for choosing the epoch without --valid (0: none, keep the last)",
         )
+        add_alias(parser, fraction, "--dev-fraction")
         parser.add_argument(
             "--patience",
             type=argument_type("[0, inf)"),
-            default=5,
-            help="stop after this many epochs without a better dev score (0: never)",
+            default=PATIENCE,
+            help=f"stop after this many epochs without a better dev accuracy (default {PATIENCE}; 0: train all epochs)",
         )
         parser.add_argument(
-            "--vectors", help="initialise the word vectors: a zoo embedder file or a word2vec text file"
+            "--vectors",
+            metavar="FILE",
+            help="initialise the word vectors: a zoo embedder file or a word2vec text file (sets embedding_size)",
         )
         parser.add_argument("--static", action="store_true", help="freeze the word vectors (CNN-static)")
         parser.add_argument(
@@ -188,21 +240,29 @@ class TextCNNRecipe:
         )
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
+        model, _ = self.fit(name, options, overrides)
+        return zoo.save(model, options.out)
+
+    def fit(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """What `train` does short of saving: the selected model and `fit`'s `info`."""
         if options.tokenizer:
             overrides["tokenizer"] = options.tokenizer
-        data = read_data(
-            options.data,
+        read = functools.partial(
+            read_data,
             text_column=options.text_column,
             label_column=options.label_column,
             lowercase=not options.keep_case,
             tokenizer=zoo.describe(name, **overrides).params.get("tokenizer", LEGACY_TOKENIZER),
             encoding=options.encoding,
         )
+        data = read(options.data)
         order = np.random.default_rng(options.seed).permutation(len(data))
-        n_dev = round(len(data) * options.dev_fraction)
+        n_dev = 0 if options.valid is not None else round(len(data) * options.dev_fraction)
         if len(data) - n_dev < options.batch_size:
             raise DataError(f"{len(data)} texts are too few for batches of {options.batch_size}")
         dev = data.subset(order[:n_dev].tolist()) if n_dev else None
+        if options.valid is not None:
+            dev = read(options.valid)
         train = data.subset(order[n_dev:].tolist())
         if options.static:
             overrides.setdefault("freeze_embeddings", True)
@@ -211,12 +271,26 @@ class TextCNNRecipe:
         if options.vectors:
             from zoo_textcnn.pretrained import vectors_of
 
-            known = set(vectors_of(options.vectors).key_to_index)
+            pretrained = vectors_of(options.vectors)
+            known = set(pretrained.key_to_index)
+            given = [(k, overrides[k]) for k in ("embedding_size", "embedder.embedding_size") if k in overrides]
+            if not given:  # the file decides the size
+                overrides["embedding_size"] = pretrained.vector_size
+            elif given[0][1] != pretrained.vector_size:
+                (key, size), dim = given[0], pretrained.vector_size
+                raise DataError(
+                    f"--vectors {options.vectors} has {dim} dimensions but --set {key}={size} asks for {size}: "
+                    "leave out that --set (--vectors sets the size)"
+                )
             counts = {w: 1 for t in train.texts for w in t}
             counts.update({w: 1 for t in (dev.texts if dev else []) for w in t if w in known})
             vocab = Vocab.build(counts, specials=("pad", "unk"))
         per_epoch = -(-len(train) // options.batch_size)
-        epochs = options.epochs if options.steps <= 0 else max(1, options.steps // per_epoch)
+        epochs = options.epochs or EPOCHS
+        if options.steps > 0:
+            if options.epochs is not None:
+                raise InvalidParameterError("give --steps or --epochs, not both")
+            epochs = max(1, options.steps // per_epoch)
         model, info = fit(
             name,
             train,
@@ -236,8 +310,8 @@ class TextCNNRecipe:
         if info["coverage"] is not None:
             print(info["coverage"])
         if dev is not None:
-            print(f"best dev accuracy {info['best_dev']:.4f} after epoch {info['best_epoch']}")
-        return zoo.save(model, options.out)
+            print(selection_report(info))
+        return model, info
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--text-column", help="for a CSV/TSV with a header: the text column")
