@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["train_thread"]
+__all__ = ["mean_rows", "train_thread", "uniform_rows"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -150,3 +150,43 @@ def train_thread(
             line = 0
     counts[thread] += local
     return loss, trained
+
+
+@njit(nogil=True, fastmath=True, cache=True)
+def uniform_rows(out, first, last, bound, seed):
+    """Fill rows ``first:last`` of `out` ``[rows, dim]`` float32 with uniform draws in ``[-bound, bound)``.
+
+    Entry ``(i, k)`` is a 32-bit integer hash (Wellons' lowbias32) of the counter ``i * dim + k``
+    offset by the seed, its top 24 bits scaled: the draws do not depend on how the rows are split
+    among threads, and the loop vectorises (32-bit multiplies).
+    """
+    dim = out.shape[1]
+    scale = np.float32(2.0 * bound / 16777216.0)
+    offset = np.uint32((np.uint64(seed) * _GOLDEN) >> np.uint64(32))
+    for i in range(first, last):
+        start = np.uint32(np.uint64(i) * np.uint64(dim) & np.uint64(0xFFFFFFFF)) + offset
+        row = out[i]
+        for k in range(dim):
+            z = np.uint32(start + np.uint32(k))  # numba widens uint32 arithmetic: narrow after each step
+            z = np.uint32((z ^ (z >> np.uint32(16))) * np.uint32(0x7FEB352D))
+            z = np.uint32((z ^ (z >> np.uint32(15))) * np.uint32(0x846CA68B))
+            z = np.uint32(z ^ (z >> np.uint32(16)))
+            row[k] = np.float32(np.int32(z >> np.uint32(8))) * scale - np.float32(bound)
+
+
+@njit(nogil=True, fastmath=True, cache=True)
+def mean_rows(table, offsets, rows):
+    """The mean of each line's rows of `table` ``[n, dim]`` float32 (zeros for a line without rows)."""
+    lines, dim = offsets.shape[0] - 1, table.shape[1]
+    out = np.zeros((lines, dim), dtype=np.float32)
+    for line in range(lines):
+        a, b = offsets[line], offsets[line + 1]
+        for r in range(a, b):
+            row = table[rows[r]]
+            for k in range(dim):
+                out[line, k] += row[k]
+        if b > a:
+            scale = np.float32(1.0 / (b - a))
+            for k in range(dim):
+                out[line, k] *= scale
+    return out

@@ -13,6 +13,7 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from zoo.plugin_api import DataError, Model, ModelSpec, Vocabularies, get_tokenizer
 from zoo_fasttext_sup.features import Featurizer
+from zoo_fasttext_sup.kernels import mean_rows
 
 __all__ = ["FastTextClassifier", "hashed_rows"]
 
@@ -120,11 +121,15 @@ class FastTextClassifier(Model):
     def _hidden(self, texts: Sequence[str | Sequence[str]]) -> np.ndarray:
         """Mean input row of each text ``[n, dim]`` (zeros for a text without inputs), in NumPy."""
         offsets, rows = self._rows(texts)
-        table = np.asarray(self.input)
-        sizes = np.diff(offsets)
-        summed = np.zeros((len(sizes), table.shape[1]), dtype=np.float32)
-        np.add.at(summed, np.repeat(np.arange(len(sizes)), sizes), table[rows])
-        return summed / np.maximum(sizes, 1)[:, None].astype(np.float32)
+        return mean_rows(self._numpy()[0], offsets, rows)
+
+    def _numpy(self) -> tuple[np.ndarray, np.ndarray]:
+        """`input` and `output` as NumPy arrays, converted once per model (cached on the instance)."""
+        cached = self.__dict__.get("_arrays")
+        if cached is None:
+            cached = (np.asarray(self.input), np.asarray(self.output))
+            object.__setattr__(self, "_arrays", cached)
+        return cached
 
     # -- fastText's API --------------------------------------------------------------------
 
@@ -137,7 +142,7 @@ class FastTextClassifier(Model):
         """Label probabilities ``[n, num_classes]``, columns in ``vocabs["labels"]`` order: a softmax,
         or with ``loss = "ova"`` one independent sigmoid per label. A text is a string or its tokens."""
         out = np.zeros((len(texts), self.spec["num_classes"]), dtype=np.float32)
-        output = np.asarray(self.output)
+        output = self._numpy()[1]
         for start in range(0, len(texts), batch_size):
             logits = self._hidden(texts[start : start + batch_size]) @ output.T
             if self.spec["loss"] == "ova":

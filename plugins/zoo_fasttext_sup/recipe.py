@@ -12,6 +12,7 @@ import numpy as np
 import zoo
 from zoo.plugin_api import (
     DataError,
+    add_alias,
     add_encoding_argument,
     add_hyperparameter_argument,
     argument_type,
@@ -73,7 +74,10 @@ class FastTextRecipe:
         self._add_reading_arguments(parser)
         parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")
         parser.add_argument("--lr", type=argument_type("(0, inf)", float), default=0.1, help="learning rate")
-        parser.add_argument("--epoch", "--epochs", type=argument_type("[1, inf)"), default=5, help="passes over data")
+        epochs = parser.add_argument(
+            "--epochs", dest="epoch", type=argument_type("[1, inf)"), default=5, help="passes over data"
+        )
+        add_alias(parser, epochs, "--epoch")  # fastText's -epoch
         parser.add_argument(
             "--threads", type=argument_type("[1, 1024]"), default=min(12, os.cpu_count() or 1), help="Hogwild threads"
         )
