@@ -12,6 +12,11 @@ the output projection, so it is not ``weights @ values``: this attention does no
 `LinearInValues`, and a decoder hands it the real memory. The weights it returns are per head,
 ``[heads, src]``.
 
+Unlike a `LinearInValues` attention, whose context is a convex combination of the (bounded)
+encoder states, this context is a linear map of them through ``W_v W_o`` with no bound: in the
+recurrent decoder, Adam at a learning rate of 2e-3 or more grew it until the attentional layer's
+tanh saturated and training stalled (bench/README.md); 1e-3 trains.
+
 ??? cite
     Vaswani, Shazeer, Parmar, Uszkoreit, Jones, Gomez, Kaiser, Polosukhin. Attention Is All You
     Need. NeurIPS 2017 (section 3.2.2).
