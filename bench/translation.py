@@ -1,6 +1,11 @@
 """Spanish -> English translation on Tatoeba: train a seq2seq model, report BLEU.
 
     python bench/translation.py --model seq2seq+luong-general --minutes 45
+    python bench/translation.py --model seq2seq+luong-general seq2seq+multihead --steps 1000
+
+With several models, each is trained in turn with the same settings, data order and
+step count (``--steps``, or the count ``--minutes`` gives the first), then their BLEUs
+are printed side by side.
 
 Reads ``seq2seq/spa-eng.tsv.gz`` (``en<TAB>es<TAB>attribution``) from the shared
 data folder, drops duplicate pairs, and holds out 2,000 test pairs whose
@@ -26,10 +31,10 @@ import numpy as np
 import optax
 
 from zoo.building.builder import build
+from zoo.building.weights import save
 from zoo.data.paths import require_shared_data
 from zoo.data.text import tokenize
 from zoo.training.trainer import train
-from zoo.building.weights import save
 from zoo_seq2seq.data import build_vocabs, pair_batches
 from zoo_seq2seq.translate import translate_texts
 
@@ -37,7 +42,12 @@ from zoo_seq2seq.translate import translate_texts
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data-dir", type=Path, default=None, help="shared data folder (default: ZOO_DATA_DIR)")
-    p.add_argument("--model", default="seq2seq+luong-general")
+    p.add_argument(
+        "--model",
+        nargs="+",
+        default=["seq2seq+luong-general"],
+        help="one or more model names, trained in turn with the same settings and step count",
+    )
     p.add_argument("--minutes", type=float, default=45.0, help="training budget (wall clock)")
     p.add_argument("--steps", type=int, default=0, help="train exactly this many steps instead")
     p.add_argument("--batch-size", type=int, default=128)
@@ -52,7 +62,18 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--beam-size", type=int, default=5)
     p.add_argument("--alpha", type=float, default=0.6)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=Path("translation-spa-eng.safetensors"))
+    p.add_argument(
+        "--dev-evals",
+        type=int,
+        default=6,
+        help="greedy BLEU on 300 test pairs this often in training (0: never)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("translation-spa-eng.safetensors"),
+        help="the trained model (with several models: one file each, the model's name before the suffix)",
+    )
     p.add_argument("--json", type=Path, default=None, help="also write the results here")
     return p.parse_args()
 
@@ -114,8 +135,27 @@ def main() -> None:
         "label_smoothing": args.label_smoothing,
         "strategy.max_length": args.max_length + 10,
     }
-    model = build(args.model, key=jax.random.key(args.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides)
-    steps = args.steps or estimate_steps(model, data, args)
+    reports, steps = [], args.steps
+    for name in args.model:
+        model = build(name, key=jax.random.key(args.seed), vocab={"src": src_vocab, "tgt": tgt_vocab}, **overrides)
+        steps = steps or estimate_steps(model, data, args)
+        out = args.out if len(args.model) == 1 else args.out.with_stem(f"{args.out.stem}-{name.replace('+', '-')}")
+        reports.append(train_and_evaluate(model, data, steps, test, by_source, len(src), out, args))
+    for report in reports:
+        print(json.dumps(report, indent=2))
+    if len(reports) > 1:
+        print(f"\n{'model':<32} {'steps':>6} {'minutes':>8} {'greedy':>7} {f'beam{args.beam_size}':>7}")
+        for r in reports:
+            print(
+                f"{r['model']:<32} {r['steps']:>6} {r['train_minutes']:>8.1f} {r['bleu_greedy']:>7.2f} "
+                f"{r[f'bleu_beam{args.beam_size}']:>7.2f}"
+            )
+    if args.json is not None:
+        args.json.write_text(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
+
+
+def train_and_evaluate(model, data, steps, test, by_source, train_size, out, args) -> dict:
+    """Train `model` for `steps` steps, save it to `out`, and report its BLEUs."""
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, min(500, steps // 10), steps, args.lr / 20)
     optimizer = optax.chain(optax.clip_by_global_norm(5.0), optax.adam(schedule))
     dev_src = [es for es, _ in test[:300]]
@@ -128,25 +168,23 @@ def main() -> None:
         key=jax.random.key(args.seed + 1),
         optimizer=optimizer,
         units="tgt_mask",
-        evaluate=lambda m: {"dev_bleu_greedy": bleu(m, dev_src, dev_ref)[0]},
-        eval_every=max(steps // 6, 1),
+        evaluate=(lambda m: {"dev_bleu_greedy": bleu(m, dev_src, dev_ref)[0]}) if args.dev_evals else None,
+        eval_every=max(steps // max(args.dev_evals, 1), 1),
         log_every=200,
     )
     train_seconds = time.perf_counter() - started
     model = result.model
-    save(model, args.out)
+    save(model, out)
     report = evaluate(model, test, by_source, args)
     report.update(
         model=model.spec.name,
         steps=steps,
         train_minutes=train_seconds / 60,
-        epochs=steps * args.batch_size / len(src),
+        epochs=steps * args.batch_size / train_size,
         compilations=result.compilations,
         tokens_per_s=float(np.mean([h["units_per_s"] for h in result.history if "units_per_s" in h][1:] or [0])),
     )
-    print(json.dumps(report, indent=2))
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2))
+    return report
 
 
 def estimate_steps(model, data, args) -> int:
