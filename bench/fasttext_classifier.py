@@ -114,7 +114,9 @@ def main() -> None:
         results = {}
         for side in ("fasttext", "zoo"):
             child = [sys.executable, *sys.argv, "--side", side, "--folder", folder]
-            done = subprocess.run(["nice", "-n", "10", *child], check=True, capture_output=True, text=True)
+            done = subprocess.run(["nice", "-n", "10", *child], capture_output=True, text=True)
+            if done.returncode:
+                sys.exit(f"the {side} side failed:\n{done.stderr}")
             results[side] = json.loads(done.stdout.strip().splitlines()[-1])
             print(f"load average after {side}: {os.getloadavg()[0]:.2f}", file=sys.stderr)
     settings = f"epoch {args.epoch}, lr {args.lr}, wordNgrams {args.word_ngrams}, dim {args.dim}, "
