@@ -98,7 +98,7 @@ def test_the_data_summary(files, trained):
 def evaluations(printed: str) -> dict[int, dict[str, float]]:
     """The run's ``step N: metric value, ...`` lines."""
     found = {}
-    for step, figures in re.findall(r"^step (\d+): (valid_loss .*)$", printed, flags=re.M):
+    for step, figures in re.findall(r"^(?:[\w+.-]+: )?step (\d+): (valid_loss .*)$", printed, flags=re.M):
         found[int(step)] = {k: float(v) for k, v in (pair.split(" ") for pair in figures.split(", "))}
     return found
 
