@@ -12,7 +12,7 @@ import zoo.data.batching
 import zoo.data.chars
 import zoo.nn
 from zoo.errors import RegistryError
-from zoo.tables import ArchitectureEntry, read_tables
+from zoo.naming.tables import ArchitectureEntry, read_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,10 +23,10 @@ import pytest
 from safetensors import safe_open
 
 from zoo.building import files
-from zoo.cli.main import main
-from zoo.errors import WeightsError
 from zoo.building.files import check_writable, output_path, sweep_temporaries, write_atomic
 from zoo.building.weights import write_atomic as reexported
+from zoo.cli.main import main
+from zoo.errors import WeightsError
 
 ROOT = os.geteuid() == 0
 

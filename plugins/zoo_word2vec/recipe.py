@@ -1,4 +1,4 @@
-"""``zoo train word2vec-skipgram|word2vec-cbow|fasttext --corpus FILE --out vectors.safetensors``."""
+"""``zoo train word2vec-skipgram|word2vec-cbow|fasttext --data FILE --out vectors.safetensors``."""
 
 from __future__ import annotations
 
