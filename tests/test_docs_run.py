@@ -10,10 +10,10 @@ points at the doc line that failed.
 Every fence names its language; only ```python runs. Signatures, listings and
 printed output are ```text, shell commands ```bash.
 
-The README's "Writing a plugin" section is left out: its blocks are fragments of a
-plugin package (a class whose constructor is `...`, an entry module, pyproject.toml),
-not a script a reader runs; another test assembles them into a plugin and holds it to
-the conformance kit, so they stay exactly as that test reads them.
+The README's "Writing a plugin" section is left out: its blocks are the files of a
+plugin package (its module, its entry module, its pyproject.toml, each headed by its
+path), not a script a reader runs top to bottom; `tests/test_plugin_guide.py` writes
+them out as a package, installs it and holds it to the conformance kit.
 """
 
 from __future__ import annotations
