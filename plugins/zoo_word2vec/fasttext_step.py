@@ -1,9 +1,14 @@
 """The JAX training step of FastText (the accelerator path; built from `zoo_word2vec.jax_step`'s pieces).
 
 The same job preparation as word2vec (subsampling, windows, noise from the alias
-table, batches of windows in a loop inside one `jit`); a block is one center's
-composed vector against, per context, the context word and K noise words. As in
-the numba kernel, every row of the center receives the whole input gradient.
+table, batches of windows in a loop inside one `jit`). A window is trained as
+fastText's ``Model::update`` and the numba kernel train it: context by context
+(a `lax.scan` over the window's slots), the center's composed vector against the
+context and K noise words, the output rows' updates taken at the vector as it
+stands, and the input gradient added to the vector before the next context
+(times the rows' multiplicities, `repeat_factors`); every row of the center
+receives the window's whole input gradient. Across the batch's windows the
+updates are summed (`zoo_word2vec.jax_step.bounded_add`).
 """
 
 from __future__ import annotations
@@ -14,11 +19,45 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int
 
-from zoo_word2vec.fasttext_model import block_loss
 from zoo_word2vec.jax_step import bounded_add, draw_noise, loop_batches, prepare_job
 
-__all__ = ["make_step"]
+__all__ = ["make_step", "repeat_factors", "window_updates"]
+
+
+def repeat_factors(subwords: Int[Array, "B sub"], sub_mask: Bool[Array, "B sub"]) -> Float[Array, " B"]:
+    """How far the mean of each center's rows moves when every listed row gets ``g`` added,
+    in units of ``g``: ``sum over its rows of multiplicity**2 / count`` (1 without repeats)."""
+    same = (subwords[:, :, None] == subwords[:, None, :]) & sub_mask[:, :, None] & sub_mask[:, None, :]
+    return jnp.sum(same, axis=(1, 2)) / jnp.maximum(jnp.sum(sub_mask, axis=1), 1)
+
+
+def window_updates(
+    sub_rows: Float[Array, "sub dim"],
+    sub_mask: Bool[Array, " sub"],
+    moves: Float[Array, ""],
+    out_rows: Float[Array, "ctx out dim"],
+    outputs: Int[Array, "ctx out"],
+    mask: Bool[Array, " ctx"],
+    alpha: Float[Array, ""],
+) -> tuple[Float[Array, " dim"], Float[Array, "ctx out dim"], Float[Array, ""]]:
+    """One center's window, context by context: ``(input update [dim] for each of its rows,
+    output row updates [ctx, out, dim], summed loss)``; noise equal to its context is skipped."""
+    hidden = jnp.sum(jnp.where(sub_mask[:, None], sub_rows, 0.0), axis=0) / jnp.maximum(jnp.sum(sub_mask), 1)
+    positive = jnp.arange(outputs.shape[1]) == 0
+
+    def context(h, slot):
+        rows, ids, live = slot
+        scores = rows @ h
+        used = live & (positive | (ids != ids[0]))
+        g = jnp.where(used, (positive - jax.nn.sigmoid(scores)) * alpha, 0.0)
+        loss = -jnp.sum(jnp.where(used, jax.nn.log_sigmoid(jnp.where(positive, scores, -scores)), 0.0))
+        grad = g @ rows
+        return h + moves * grad, (grad, g[:, None] * h[None, :], loss)
+
+    _, (grads, out_updates, losses) = jax.lax.scan(context, hidden, (out_rows, outputs, mask))
+    return jnp.sum(grads, axis=0), out_updates, jnp.sum(losses)
 
 
 @functools.cache  # one compiled step per configuration, shared by every runner
@@ -33,21 +72,18 @@ def make_step(
     def train_batch(params, subwords, counts, outputs, mask, alpha):
         syn0, syn1 = params
         sub_mask = jnp.arange(subwords.shape[1])[None, :] < counts[:, None]
-
-        def total_loss(sub_rows, out_rows):
-            return jnp.sum(jax.vmap(block_loss)(sub_rows, sub_mask, out_rows, outputs, mask))
-
-        loss, (grad_in, grad_out) = jax.value_and_grad(total_loss, argnums=(0, 1))(syn0[subwords], syn1[outputs])
-        grad_in = grad_in * counts[:, None, None]  # undo the mean: each row gets the whole gradient
+        moves = repeat_factors(subwords, sub_mask).astype(syn0.dtype)
+        grad_in, out_updates, losses = jax.vmap(window_updates)(
+            syn0[subwords], sub_mask, moves, syn1[outputs], outputs, mask, alpha
+        )
         active = jnp.any(mask, axis=1)
         in_weight = sub_mask & active[:, None]
+        in_updates = jnp.where(in_weight[..., None], grad_in[:, None, :], 0.0)
         noise_ok = (jnp.arange(negative + 1) == 0) | (outputs != outputs[..., :1])
         out_weight = mask[..., None] & noise_ok
-        syn0 = bounded_add(syn0, subwords, -alpha[:, None, None] * grad_in, in_weight.astype(syn0.dtype), max_row_hits)
-        syn1 = bounded_add(
-            syn1, outputs, -alpha[:, None, None, None] * grad_out, out_weight.astype(syn1.dtype), max_row_hits
-        )
-        return (syn0, syn1), loss, jnp.sum(mask)
+        syn0 = bounded_add(syn0, subwords, in_updates, in_weight.astype(syn0.dtype), max_row_hits)
+        syn1 = bounded_add(syn1, outputs, out_updates, out_weight.astype(syn1.dtype), max_row_hits)
+        return (syn0, syn1), jnp.sum(losses), jnp.sum(mask)
 
     @partial(jax.jit, donate_argnums=(0,))
     def step(params, tables, extra, tokens, key, alpha_start, alpha_end):

@@ -118,6 +118,7 @@ def fit(
     encoding: str = "utf-8",
     errors: str = "strict",
     job_words: int = 10_000,
+    streams: int = 1,
     progress: bool = True,
     description: str | None = None,
     checkpoint: str | os.PathLike | None = None,
@@ -148,11 +149,15 @@ def fit(
       more than one, updates race as in word2vec.c (Hogwild) and a run is not
       bit-for-bit repeatable; with one, or with JAX, it is, for a given `seed`.
     - `job_words`: words per job (one kernel call or one compiled step).
+    - `streams`: read the corpus from this many places at once, as fastText's threads
+      read their file (each from its own share; `EncodedCorpus.jobs`): 1 is file order;
+      on a corpus whose text comes in blocks (one source, then another) more streams
+      mix them, as fastText with as many threads does.
     - `checkpoint`: a file for the training state (zoo's checkpoint format, its model
       readable with `zoo.load`), written every `checkpoint_every` jobs and every
       `checkpoint_seconds` seconds (either or both), and at the end.
     - `resume`: go on from `checkpoint` if it exists (it must come from the same model
-      settings, vocabulary, corpus, `seed` and `job_words`); with one thread or JAX the
+      settings, vocabulary, corpus, `seed`, `job_words` and `streams`); with one thread or JAX the
       result equals a run that was never stopped.
     - `on_job(position)`: called after each job; `on_epoch_begin(epoch)` before each epoch,
       `on_epoch_end(record, current)` after it, ``current()`` giving the model trained so far
@@ -194,7 +199,7 @@ def fit(
     with encode_corpus(corpus, vocab, tokenizer, encoding=encoding, errors=errors) as encoded:
         stats = run_epochs(
             runner,
-            encoded,
+            encoded.with_streams(streams),
             epochs=epochs,
             alpha=alpha,
             min_alpha=min_alpha,

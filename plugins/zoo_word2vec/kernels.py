@@ -10,11 +10,14 @@ drawing negatives from the alias table, the updates, and the loss. Randomness is
 a splitmix64 stream seeded per job, so a job's draws do not depend on which
 thread runs it or when.
 
-FastText's kernel is skip-gram with a composed center: per center word its
-vector (the mean of its word and n-gram rows) is computed once; each context
-word in the window is then a positive against K noise words, updating the
-output rows; the accumulated input gradient goes, whole, to every one of the
-center's rows at the end, as fastText applies it.
+FastText's kernel is skip-gram with a composed center, updated as fastText's
+``Model::update`` does: per context word in the center's window, the center's
+vector (the mean of its word and n-gram rows) against that context (positive)
+and K noise words (redrawn when one is the context), the output rows updated,
+then the input gradient added, whole, to every one of the center's rows, so
+the next context word meets the updated vector. The rows are written once per
+window; the vector the next context sees is kept exactly by adding the
+gradient to it (times the rows' multiplicities, for a row listed twice).
 """
 
 from __future__ import annotations
@@ -279,6 +282,33 @@ def cbow_job(
     return loss, examples, raw
 
 
+_REDRAWS = 64
+
+
+@njit(nogil=True, inline="always")
+def _noise_other_than(target, state, alias_threshold, alias_index):
+    """A noise word other than `target`, as fastText's ``getNegative`` redraws; after
+    `_REDRAWS` draws that all hit `target` (a distribution concentrated on it), -1."""
+    for _ in range(_REDRAWS):
+        state, word = draw_noise(state, alias_threshold, alias_index)
+        if word != target:
+            return state, word
+    return state, np.int64(-1)
+
+
+@njit(nogil=True, inline="always")
+def _repeat_factor(subwords, word, count):
+    """``sum over the word's rows of multiplicity**2 / count``: how much the mean of its rows
+    moves when each listed row gets a vector added (1 when no row is listed twice)."""
+    pairs = 0
+    for s in range(1, count):
+        r = subwords[word, s]
+        for t in range(s):
+            if subwords[word, t] == r:
+                pairs += 1
+    return np.float32((count + 2 * pairs) / count)
+
+
 @njit(nogil=True, fastmath=True, cache=True)
 def fasttext_job(
     syn0,
@@ -297,6 +327,13 @@ def fasttext_job(
 ):
     """FastText skip-gram over one job; returns ``(loss_sum, pairs, raw_words)``.
 
+    Per (center, context) pair, fastText's update: the center's composed vector
+    `hidden` against the context and `negative` noise words, the output rows
+    updated at once, the input gradient ``g`` then added to each of the center's
+    rows. The rows receive the window's summed ``g`` at its end; `hidden`
+    follows them exactly, ``hidden += m * g`` (`_repeat_factor`), so each pair sees
+    the vector that fastText's freshly recomputed mean would be.
+
     **Arguments:**
 
     - `syn0`: ``[V + buckets, D]`` input rows; `syn1`: ``[V, D]`` output rows (in place).
@@ -308,6 +345,7 @@ def fasttext_job(
     kept = np.empty(words.shape[0], dtype=np.int64)
     hidden = np.empty(dim, dtype=np.float32)
     grad = np.empty(dim, dtype=np.float32)
+    total = np.empty(dim, dtype=np.float32)
     n = words.shape[0]
     loss, pairs, raw, start = 0.0, 0, 0, 0
     while start < n:
@@ -331,17 +369,37 @@ def fasttext_job(
             scale = np.float32(1.0 / count)
             for k in range(dim):
                 hidden[k] *= scale
-            grad[:] = 0.0
+            moves = _repeat_factor(subwords, word, count)
+            total[:] = 0.0
             for j in range(lo, hi):
                 if j == i:
                     continue
-                state, pair_loss = negative_sampling(
-                    hidden, grad, syn1, kept[j], negative, alpha, state, alias_threshold, alias_index
-                )
-                loss += pair_loss
+                target = kept[j]
+                grad[:] = 0.0
+                for d in range(negative + 1):
+                    if d == 0:
+                        other, label = target, 1.0
+                    else:
+                        state, other = _noise_other_than(target, state, alias_threshold, alias_index)
+                        if other < 0:
+                            continue
+                        label = 0.0
+                    row = syn1[other]
+                    f = np.float32(0.0)
+                    for k in range(dim):
+                        f += hidden[k] * row[k]
+                    g, pair_loss = _logistic_step(f, label, alpha)
+                    loss += pair_loss
+                    g32 = np.float32(g)
+                    for k in range(dim):
+                        grad[k] += g32 * row[k]
+                        row[k] += g32 * hidden[k]
+                for k in range(dim):
+                    total[k] += grad[k]
+                    hidden[k] += moves * grad[k]
                 pairs += 1
             for s in range(count):
                 row = syn0[subwords[word, s]]
                 for k in range(dim):
-                    row[k] += grad[k]
+                    row[k] += total[k]
     return loss, pairs, raw

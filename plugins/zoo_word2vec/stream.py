@@ -32,10 +32,18 @@ class EncodedCorpus:
 
     - `words`: ids stored (in-vocabulary words, one pass).
     - `sentences`: sentences stored.
+    - `streams`: the places `jobs` reads from at once (`with_streams`; 1: file order).
     """
 
-    def __init__(self, path: Path, words: int, sentences: int, *, owned: bool) -> None:
+    def __init__(self, path: Path, words: int, sentences: int, *, owned: bool, streams: int = 1) -> None:
+        if streams < 1:
+            raise DataError(f"streams must be at least 1 (1 reads the corpus in file order), got {streams}")
         self.path, self.words, self.sentences, self._owned = path, words, sentences, owned
+        self.streams = streams
+
+    def with_streams(self, streams: int) -> EncodedCorpus:
+        """The same file read as `streams` streams (see `jobs`); the view does not own the file."""
+        return EncodedCorpus(self.path, self.words, self.sentences, owned=False, streams=streams)
 
     @classmethod
     def write(cls, sentences: Iterable[np.ndarray], directory: str | os.PathLike | None = None) -> EncodedCorpus:
@@ -74,23 +82,62 @@ class EncodedCorpus:
         if self._owned:
             self.path.unlink(missing_ok=True)
 
-    def _blocks(self) -> Iterator[np.ndarray]:
+    def _blocks(self, start: int, stop: int) -> Iterator[np.ndarray]:
+        """The ids ``[start, stop)`` of the file, in blocks."""
         with open(self.path, "rb") as handle:
-            while True:
-                block = np.fromfile(handle, dtype=np.int32, count=_READ_IDS)
+            handle.seek(4 * start)
+            while start < stop:
+                block = np.fromfile(handle, dtype=np.int32, count=min(_READ_IDS, stop - start))
                 if block.size == 0:
                     return
+                start += block.size
                 yield block
 
-    def jobs(self, job_words: int) -> Iterator[np.ndarray]:
-        """Yield jobs in file order: whole sentences, at most `job_words` ints each (the -1s included).
+    def parts(self) -> list[tuple[int, int]]:
+        """``[(start, stop)]`` id ranges of the `streams` parts: part k starts after the first
+        sentence end at or beyond k/streams of the ids (empty parts left out)."""
+        size = self.path.stat().st_size // 4
+        starts = [0]
+        for k in range(1, self.streams):
+            starts.append(self._sentence_start(max(k * size // self.streams, starts[-1]), size))
+        bounds = [*starts, size]
+        return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
 
-        A sentence that alone exceeds a job is cut into pieces.
+    def _sentence_start(self, at: int, size: int) -> int:
+        """The first sentence start at or after id `at` (`size` if none)."""
+        if at <= 0:
+            return 0
+        for block in self._blocks(at - 1, size):
+            ends = np.flatnonzero(block < 0)
+            if ends.size:
+                return at + int(ends[0])
+            at += block.size
+        return size
+
+    def jobs(self, job_words: int) -> Iterator[np.ndarray]:
+        """Yield jobs: whole sentences, at most `job_words` ints each (the -1s included).
+
+        A sentence that alone exceeds a job is cut into pieces. With one stream the
+        jobs come in file order; with `streams` = S the corpus is read as fastText's
+        S threads read their file, from S places at once: it is cut into S parts of
+        about equal size at sentence ends (`parts`) and the jobs take turns, one job
+        of each part in order (a part that runs out leaves its turn to the others).
         """
         if job_words < 2:
             raise DataError(f"job_words must be at least 2, got {job_words}")
+        readers = [self._part_jobs(job_words, start, stop) for start, stop in self.parts()]
+        while readers:
+            for reader in list(readers):
+                job = next(reader, None)
+                if job is None:
+                    readers.remove(reader)
+                else:
+                    yield job
+
+    def _part_jobs(self, job_words: int, start: int, stop: int) -> Iterator[np.ndarray]:
+        """The jobs of the ids ``[start, stop)``, which begin a sentence and end one."""
         carry = np.empty(0, dtype=np.int32)
-        for block in self._blocks():
+        for block in self._blocks(start, stop):
             data = np.concatenate([carry, block]) if carry.size else block
             consumed = yield from _cut(data, job_words, final=False)
             carry = data[consumed:].copy()

@@ -145,7 +145,7 @@ class Checkpointing:
 
 
 # what a checkpoint's position holds besides the `Position`: the run it belongs to, and the epoch's tally
-_RUN_KEYS = ("seed", "job_words", "corpus_words")
+_RUN_KEYS = ("seed", "job_words", "corpus_words", "streams")
 _TALLY_KEYS = ("epoch_pairs", "epoch_words")
 
 
@@ -165,6 +165,7 @@ class Resume:
         """Read the progress of `saved` (`zoo.plugin_api.load_checkpoint` of `path`); refuse one
         that this loop did not write."""
         stored = dict(saved.position or {})
+        stored.setdefault("streams", 1)  # written before the corpus could be read as several streams
         keys = ("epoch", "job", "jobs", "words", *_RUN_KEYS, *_TALLY_KEYS)
         if set(stored) != set(keys) or set(saved.totals or {}) != {"loss"}:
             raise WeightsError(
@@ -317,7 +318,7 @@ def run_epochs(
     if epochs < 1:
         raise DataError(f"epochs must be at least 1, got {epochs}")
     total = epochs * corpus.words
-    run = {"seed": seed & _MASK64, "job_words": job_words, "corpus_words": corpus.words}
+    run = {"seed": seed & _MASK64, "job_words": job_words, "corpus_words": corpus.words, "streams": corpus.streams}
     if resume is not None:
         resume.check_run(run)
     at = resume.position if resume is not None else Position()
