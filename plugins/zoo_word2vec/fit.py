@@ -15,6 +15,7 @@ only hold parameters and score batches.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from jax.sharding import Mesh
 
-from zoo.plugin_api import DataError, Vocab, build_word_vocab, count_tokens, load_checkpoint
+from zoo.plugin_api import DataError, InvalidParameterError, Vocab, build_word_vocab, count_tokens, load_checkpoint
 from zoo_word2vec import fasttext_step, jax_step
 from zoo_word2vec.backends import JaxRunner, NumbaRunner, SamplingTables, choose_backend
 from zoo_word2vec.fasttext_model import FastText
@@ -132,6 +133,8 @@ def fit(
     alpha: float | None = None,
     min_alpha: float | None = None,
     mesh: Mesh | None = None,
+    time_limit: float | None = None,
+    log_file: str | os.PathLike | None = None,
 ) -> tuple[Any, TrainStats]:
     """Train `model` (built with a ``words`` vocabulary that has counts) on `corpus`.
 
@@ -166,12 +169,19 @@ def fit(
       of the spec's (None: the spec's), as gensim's ``train(epochs=, start_alpha=, end_alpha=)``.
     - `mesh`: a `jax.sharding.Mesh` (JAX backend): the matrices' rows are split over its
       devices, so each holds a share of the tables; the vectors equal a one-device run's.
+    - `time_limit`: seconds from this call (as `zoo.train`'s; ``zoo train --minutes``): once
+      they have passed, training stops before the next job, writes `checkpoint` there (a run
+      with `resume` goes on from it) and says so; ``stats.stopped_on_time`` is then True and
+      the model returned is the one trained so far.
+    - `log_file`: a JSON-lines metrics log to append to (default: the one of ``zoo train
+      --log-file``, if any; see `zoo_word2vec.training.run_epochs`).
 
     **Returns:** ``(trained model, TrainStats)``; `model` itself is left as it was.
 
     Raises `TrainingDiverged` if the loss, or any trained parameter, becomes NaN or infinite;
     a checkpoint is only written while every value is finite.
     """
+    deadline = _deadline(time_limit)
     vocabs = getattr(model, "vocabs", None) or {}
     if "words" not in vocabs or vocabs["words"].counts is None:
         raise DataError(
@@ -213,9 +223,22 @@ def fit(
             on_epoch_end=on_epoch_end,
             checkpoint=saving,
             resume=start,
+            log_file=log_file,
+            deadline=deadline,
         )
     stats.backend, stats.threads = backend, threads if backend == "numba" else 0
     trained = runner.finish()
     if not all_finite(trained):
         raise diverged("the trained vectors", f"after {len(stats.history)} epoch(s)", alpha)
     return trained, stats
+
+
+def _deadline(time_limit: float | None) -> float | None:
+    """The `time.monotonic` time `time_limit` seconds from now (None: no budget)."""
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, int | float) or not 0 < time_limit < float("inf"):
+        raise InvalidParameterError(
+            f"fit: time_limit={time_limit!r} is out of range: it must be a finite number of seconds > 0"
+        )
+    return time.monotonic() + time_limit

@@ -78,6 +78,12 @@ class EmbeddingRecipe:
         )
         parser.add_argument("--seed", type=seed_type, default=0, help="initialisation and sampling seed")
         parser.add_argument("--set", action="append", metavar="KEY=VALUE", default=[], help="any other hyperparameter")
+        parser.add_argument(
+            "--minutes",
+            type=argument_type("(0, inf)", float),
+            default=None,
+            help="time budget: stop at the first job after this many minutes of training, save, and say so",
+        )
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
         add_log_argument(parser)
         add_checkpoint_arguments(parser, every=1000, unit=f"jobs of {JOB_WORDS:,} words")
@@ -109,6 +115,7 @@ class EmbeddingRecipe:
             checkpoint_every=options.checkpoint_every,
             checkpoint_seconds=options.checkpoint_seconds,
             resume=options.resume,
+            time_limit=options.minutes * 60 if options.minutes is not None else None,
         )
         if stats.resumed is not None:
             at = stats.resumed
@@ -116,11 +123,11 @@ class EmbeddingRecipe:
                 f"resumed from {options.checkpoint}: epoch {at.epoch + 1}, job {at.job}, {at.words:,} words done",
                 file=sys.stderr,
             )
-        last = stats.history[-1] if stats.history else {"loss": float("nan")}
         ran = f"numba kernels, {stats.threads} threads" if stats.backend == "numba" else f"{stats.backend} steps"
+        loss = f", final loss {stats.history[-1]['loss']:.4f}" if stats.history else ""
         print(
             f"{len(vocab)} words, {stats.words:,} trained in {stats.seconds:.1f}s "
-            f"({stats.words_per_s / 1000:.0f}k words/s, {ran}), final loss {last['loss']:.4f}",
+            f"({stats.words_per_s / 1000:.0f}k words/s, {ran}){loss}",
             file=sys.stderr,
         )
         return zoo.save(model, options.out)

@@ -30,6 +30,9 @@ untouched):
   line every `log_seconds` and at each epoch's end; the same intervals as JSON
   records in a metrics log (``log_file``, or ``zoo train --log-file``); one history
   record per epoch.
+- **a time budget** (``deadline``, ``zoo train --minutes``): past it, training stops at the
+  next job boundary (the jobs in flight finish), writes its checkpoint there (a resumed
+  run goes on from it) and says so; the vectors trained so far are the result.
 - **epoch hooks**: a call before each epoch and one after it with the epoch's
   record and the vectors trained so far (gensim's callbacks ride on them,
   `zoo.vectors.CallbackAny2Vec`).
@@ -202,6 +205,7 @@ class TrainStats:
       numba kernels' threads (0 for JAX).
     - `resumed`: where the run started from a checkpoint (None: from the start).
     - `checkpoints`: checkpoints written.
+    - `stopped_on_time`: True when the time budget ended training before its last epoch's end.
     """
 
     words: int = 0
@@ -211,6 +215,7 @@ class TrainStats:
     threads: int = 0
     resumed: Position | None = None
     checkpoints: int = 0
+    stopped_on_time: bool = False
 
     @property
     def words_per_s(self) -> float:
@@ -296,6 +301,7 @@ def run_epochs(
     resume: Resume | None = None,
     log_file: str | os.PathLike | None = None,
     log_seconds: float = 10.0,
+    deadline: float | None = None,
 ) -> TrainStats:
     """Train `runner` for `epochs` passes over `corpus`; return the statistics.
 
@@ -314,6 +320,10 @@ def run_epochs(
     metrics log `log_file` (default: the ambient one of ``zoo train --log-file``):
     ``step`` (jobs trained), ``epoch``, ``words``, ``loss`` (the epoch's running mean),
     ``lr``, ``units_per_s`` (words/s), ``elapsed``.
+
+    `deadline`: a `time.monotonic` time; once it has passed, training stops before the
+    next job (at least one job runs), checkpoints there when `checkpoint` is given, notes
+    ``stopped on time`` and sets `TrainStats.stopped_on_time`; None: no budget.
     """
     if epochs < 1:
         raise DataError(f"epochs must be at least 1, got {epochs}")
@@ -343,8 +353,17 @@ def run_epochs(
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
     done, index = at.words, at.jobs
     start_time = time.perf_counter()
+
+    def out_of_time() -> bool:  # the budget is spent, and this call has trained a job
+        return deadline is not None and index > at.jobs and time.monotonic() >= deadline
+
     try:
         for epoch in range(at.epoch, epochs):
+            if out_of_time():  # between epochs: stop before this one begins
+                stats.stopped_on_time = True
+                tally = _Tally(epoch + 1, alpha, saver, (epochs, total, log_seconds))
+                _stop_on_time(saver, bar, tally, Position(epoch, 0, index, done), epochs, corpus.words)
+                break
             if on_epoch_begin is not None:
                 on_epoch_begin(epoch + 1)
             epoch_start = time.perf_counter()
@@ -361,6 +380,9 @@ def run_epochs(
                     continue
                 if job == skip and skip:
                     _check_skipped(resume, epoch * corpus.words + skipped, done)
+                if out_of_time():
+                    stats.stopped_on_time = True
+                    break
                 if saver.due(index):
                     _drain(pending, tally, bar, on_job)
                     saver.write(Position(epoch, job, index, done), tally)
@@ -378,6 +400,13 @@ def run_epochs(
                         _drain(pending, tally, bar, on_job, alpha=a1, keep=2 * threads)
                 index += 1
                 job += 1
+            if stats.stopped_on_time:  # the jobs in flight finish; the checkpoint goes before the next one
+                lr, stop = schedule(alpha, min_alpha, done, total), Position(epoch, job, index, done)
+                _drain(pending, tally, bar, on_job, alpha=lr)
+                tally.show(bar, lr)
+                tally.report(bar, lr, stop)
+                _stop_on_time(saver, bar, tally, stop, epochs, corpus.words)
+                break
             if job < skip:
                 raise DataError(
                     f"{resume.path} was written before job {skip} of epoch {epoch + 1}, but this corpus has "
@@ -396,7 +425,7 @@ def run_epochs(
             tally.report(bar, record["alpha"], Position(epoch + 1, 0, index, done), rate=record["words_per_s"])
             if on_epoch_end is not None:
                 on_epoch_end(record, lambda: copy_matrices(runner.snapshot()))
-        if index > at.jobs:
+        if index > at.jobs and not stats.stopped_on_time:
             saver.write(
                 Position(epochs, 0, index, done), _Tally(epochs, alpha, saver, (epochs, total, 0.0)), final=True
             )
@@ -417,6 +446,17 @@ def _drain(pending, tally, bar, on_job, *, alpha: float | None = None, keep: int
         tally.add(result.result() if isinstance(result, Future) else result, bar, alpha, after)
         if on_job is not None:
             on_job(after)
+
+
+def _stop_on_time(saver: _Saver, bar: Progress, tally: _Tally, at: Position, epochs: int, words: int) -> None:
+    """The time budget ran out at `at` (no job in flight): checkpoint there and say so."""
+    saver.write(at, tally)
+    where = f"job {at.job} of epoch {at.epoch + 1}" if at.job else f"epoch {at.epoch}"
+    kept = f"; {saver.config.path} resumes from there" if saver.config is not None else ""
+    bar.note(
+        f"stopped on time: the time budget ran out after {where} of {epochs} "
+        f"({at.words:,} of {epochs * words:,} words){kept}"
+    )
 
 
 def _check_skipped(resume: Resume, found: int, expected: int) -> None:
