@@ -48,7 +48,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--test-size", type=int, default=640)
     p.add_argument("--decode-passes", type=int, default=3, help="timed passes over the test set: the fastest counts")
     p.add_argument("--beam-size", type=int, default=5)
-    p.add_argument("--alpha", type=float, default=0.6)
+    p.add_argument("--length-penalty", dest="alpha", type=float, default=0.6, help="beam's length penalty (alpha)")
     p.add_argument("--threads", type=int, default=2, help="PyTorch intra-op threads")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rounds", type=int, default=1, help="pairs of runs, sides alternating; median ratios")

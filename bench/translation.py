@@ -60,7 +60,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--min-count", type=int, default=2)
     p.add_argument("--test-size", type=int, default=2000)
     p.add_argument("--beam-size", type=int, default=5)
-    p.add_argument("--alpha", type=float, default=0.6)
+    p.add_argument("--length-penalty", dest="alpha", type=float, default=0.6, help="beam's length penalty (alpha)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--dev-evals",
