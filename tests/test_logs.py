@@ -180,3 +180,56 @@ def test_an_unwritable_log_file_is_refused_before_training(tmp_path, capsys):
     with pytest.raises(WeightsError):
         tiny_run(log_file=bad, loss=loss)
     assert calls == []  # not one step traced
+
+
+def topic_corpus(path):
+    from word_corpora import topic_sentences
+
+    path.write_text("\n".join(" ".join(s) for s in topic_sentences(sentences=300)) + "\n")
+    return path
+
+
+def test_glove_writes_a_record_and_a_plain_line_an_epoch_and_plot_curve_draws_them(tmp_path, capfd):
+    corpus, log = topic_corpus(tmp_path / "corpus.txt"), tmp_path / "glove.jsonl"
+    args = ["train", "glove", "--data", str(corpus), "--out", str(tmp_path / "g.safetensors"), "--dim", "6"]
+    args += ["--min-count", "1", "--tokenizer", "whitespace", "--epochs", "4", "--batch-size", "128", "--lr", "0.2"]
+    args += ["--log-file", str(log)]
+    assert main(args) == 0
+    err = capfd.readouterr().err
+    assert "\r" not in err
+    plain = [line for line in err.splitlines() if line.startswith("glove: epoch ")]
+    assert [line.split()[2] for line in plain] == ["1/4", "2/4", "3/4", "4/4"]
+    assert all("entries/s" in line and "elapsed" in line for line in plain)
+    records = lines_of(log)
+    assert [r["epoch"] for r in records] == [1, 2, 3, 4]
+    steps = records[0]["step"]  # AdaGrad steps an epoch
+    assert steps > 1 and [r["step"] for r in records] == [steps * e for e in (1, 2, 3, 4)]
+    for record in records:
+        assert {"loss", "lr", "units_per_s", "elapsed", "time"} <= set(record) and record["unit"] == "entry"
+        assert record["lr"] == pytest.approx(0.2) and record["units_per_s"] > 0
+    assert records[-1]["loss"] < records[0]["loss"]
+    assert main(["train", "glove", *args[2:], "--quiet"]) == 0  # quiet: no lines, the log appended to
+    assert "glove: epoch" not in capfd.readouterr().err
+    assert [r["epoch"] for r in lines_of(log)] == [1, 2, 3, 4] * 2
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "curve.png"
+    assert main(["plot", "curve", str(log), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_ppmi_logs_each_phase_with_its_duration_and_sizes(tmp_path, capfd):
+    corpus, log = topic_corpus(tmp_path / "corpus.txt"), tmp_path / "ppmi.jsonl"
+    out = tmp_path / "p.safetensors"
+    args = ["train", "ppmi-svd", "--data", str(corpus), "--out", str(out), "--dim", "5", "--min-count", "1"]
+    args += ["--tokenizer", "whitespace"]
+    assert main([*args, "--log-file", str(log)]) == 0
+    err = capfd.readouterr().err
+    records = lines_of(log)
+    assert [r["phase"] for r in records] == ["vocabulary", "cooccurrences", "ppmi", "svd"]
+    assert all(r["seconds"] >= 0 and {"elapsed", "time"} <= set(r) for r in records)
+    vocabulary, counts, ppmi, svd = records
+    assert vocabulary["vocab_size"] == 48 and "vocabulary: 48 words" in err
+    assert 0 < ppmi["nnz"] <= counts["nnz"] <= 48 * 48 and f"co-occurrences: {counts['nnz']} non-zero" in err
+    assert svd["dim"] == 5 and svd["solver"] == "arpack" and svd["top_singular_value"] > 0
+    assert f"PPMI: {ppmi['nnz']} positive entries" in err and "SVD: 5 dimensions (arpack)" in err
+    assert [r["elapsed"] for r in records] == sorted(r["elapsed"] for r in records)

@@ -17,6 +17,7 @@ from zoo.plugin_api import (
     add_checkpoint_arguments,
     add_corpus_arguments,
     add_hyperparameter_argument,
+    add_log_argument,
     argument_type,
     cooccurrence_matrix,
     corpus_vocabulary,
@@ -74,6 +75,13 @@ class GloVeRecipe:
             "--batch-size", type=argument_type("[1, inf)"), default=16384, help="entries per step (default 16384)"
         )
         add_checkpoint_arguments(parser, every=5, unit="epochs")
+        parser.add_argument(
+            "--minutes",
+            type=argument_type("(0, inf)", float),
+            default=None,
+            help="time budget: stop after the epoch in which this many minutes of training ran out, save, and say so",
+        )
+        add_log_argument(parser)
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         resolve_spec(name, options, overrides)
@@ -102,12 +110,12 @@ class GloVeRecipe:
             batch_size=options.batch_size,
             learning_rate=options.lr,
             key=jax.random.key(options.seed + 1),
-            callback=lambda e, cost, rate: say(
-                f"epoch {e}/{options.epochs}: cost {cost:.4f}, {rate / 1e6:.2f}M entries/s"
-            ),
             checkpoint=options.checkpoint,
             checkpoint_every=options.checkpoint_every,
             resume=options.resume,
+            progress=not options.quiet,
+            description=name,
+            time_limit=options.minutes * 60 if options.minutes is not None else None,
         )
         return zoo.save(model, options.out)
 

@@ -1,4 +1,11 @@
-"""``zoo train ppmi-svd --data FILE --out vectors.safetensors [options]``."""
+"""``zoo train ppmi-svd --data FILE --out vectors.safetensors [options]``.
+
+Training has no iterations: it counts the vocabulary and the co-occurrences, takes their
+shifted PPMI and its truncated SVD. Each phase is a line on standard error (unless
+``--quiet``) and, with ``--log-file``, a record of the metrics log: ``phase``, ``seconds``
+and its sizes (``vocab_size``; ``nnz`` of the counts and of the PPMI matrix; ``dim``,
+``solver`` and ``top_singular_value`` of the SVD), with ``elapsed`` and ``time``.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +20,13 @@ import jax
 import zoo
 from zoo.plugin_api import (
     WEIGHTINGS,
+    Progress,
     add_corpus_arguments,
     add_hyperparameter_argument,
+    add_log_argument,
     cooccurrence_matrix,
     corpus_vocabulary,
+    open_log,
     output_path,
     resolve_spec,
     seed_type,
@@ -44,15 +54,18 @@ class PPMIRecipe:
         add_hyperparameter_argument(parser, "--cds", "cds", type=float, help="context distribution smoothing exponent")
         add_hyperparameter_argument(parser, "--eig", "eig", type=float, help="word vectors U Σ^eig")
         parser.add_argument("--solver", choices=SOLVERS, default="arpack", help="truncated SVD (default arpack)")
+        add_log_argument(parser)
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         resolve_spec(name, options, overrides)
-        say = (lambda *a: None) if options.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
-        start = time.perf_counter()
+        with open_log(None) as log, Progress(total=4, unit="phase", show=False, log=log) as records:
+            return self._train(name, options, overrides, _Phases(records, quiet=options.quiet))
+
+    def _train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any], phases: _Phases) -> Path:
         vocab = corpus_vocabulary(options)
         model = zoo.build(name, key=jax.random.key(options.seed), vocab={"words": vocab}, **overrides)
         p = model.spec.params
-        say(f"vocabulary: {len(vocab)} words ({time.perf_counter() - start:.1f}s)")
+        phases.done("vocabulary", {"vocab_size": len(vocab)}, f"vocabulary: {len(vocab)} words")
         counts = cooccurrence_matrix(
             list(options.corpus),
             vocab,
@@ -61,10 +74,35 @@ class PPMIRecipe:
             tokenizer=options.tokenizer,
             encoding=options.encoding,
         )
-        say(f"co-occurrences: {counts.nnz} non-zero ({time.perf_counter() - start:.1f}s)")
-        model = fit_ppmi_svd(model, counts, solver=options.solver, seed=options.seed)
-        say(f"SVD done ({time.perf_counter() - start:.1f}s)")
+        phases.done("cooccurrences", {"nnz": int(counts.nnz)}, f"co-occurrences: {counts.nnz} non-zero")
+        model = fit_ppmi_svd(model, counts, solver=options.solver, seed=options.seed, on_phase=phases.timed)
         return zoo.save(model, options.out)
+
+
+_SHOWN = {"ppmi": "PPMI: {nnz} positive entries", "svd": "SVD: {dim} dimensions ({solver})"}
+"""The line of each phase that `zoo_ppmi.svd.fit_ppmi_svd` reports, from its sizes."""
+
+
+class _Phases:
+    """The phases of a run: a line each on standard error (unless quiet), a record each in the
+    metrics log of `records` (a `Progress` that shows nothing itself)."""
+
+    def __init__(self, records: Progress, *, quiet: bool) -> None:
+        self.records, self.quiet = records, quiet
+        self.started = self.last = time.perf_counter()
+
+    def done(self, phase: str, sizes: dict[str, Any], shown: str) -> None:
+        """`phase` ended now, `sizes` its figures: the record, and the line ``shown (time so far)``."""
+        now = time.perf_counter()
+        self.timed(phase, now - self.last, sizes, shown=shown)
+
+    def timed(self, phase: str, seconds: float, sizes: dict[str, Any], *, shown: str | None = None) -> None:
+        """`phase` took `seconds` (`zoo_ppmi.svd.fit_ppmi_svd`'s ``on_phase``)."""
+        self.records.interval({"phase": phase, "seconds": round(seconds, 3), **sizes}, "", phase)
+        self.last = time.perf_counter()
+        if not self.quiet:
+            text = shown if shown is not None else _SHOWN[phase].format(**sizes)
+            print(f"{text} ({self.last - self.started:.1f}s)", file=sys.stderr, flush=True)
 
 
 recipe = PPMIRecipe()

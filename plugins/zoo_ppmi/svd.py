@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from typing import Any
+
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
@@ -61,8 +65,19 @@ def truncated_svd(
     return left * signs, values, right * signs[:, None]
 
 
-def fit_ppmi_svd(model: PPMISVD, counts: sp.spmatrix, *, solver: str = "arpack", seed: int = 0) -> PPMISVD:
+def fit_ppmi_svd(
+    model: PPMISVD,
+    counts: sp.spmatrix,
+    *,
+    solver: str = "arpack",
+    seed: int = 0,
+    on_phase: Callable[[str, float, dict[str, Any]], None] | None = None,
+) -> PPMISVD:
     """Set `model`'s factors from co-occurrence `counts` ``[V, V]`` (per its hyperparameters).
+
+    `on_phase(name, seconds, sizes)` is called after each of the two phases: ``"ppmi"``
+    (sizes: ``nnz``, the positive entries kept) and ``"svd"`` (``dim``, ``solver``,
+    ``top_singular_value``).
 
     Raises `TrainingDiverged` if the factors are not finite (nothing is returned then)."""
     p = model.spec.params
@@ -70,10 +85,16 @@ def fit_ppmi_svd(model: PPMISVD, counts: sp.spmatrix, *, solver: str = "arpack",
         raise DataError(f"counts of shape {counts.shape} for a vocabulary of {model.num_embeddings}")
     if not np.isfinite(sp.csr_matrix(counts).data).all():
         raise DataError("the co-occurrence counts hold NaN or infinite values; count them again (cooccurrence_matrix)")
+    report = on_phase if on_phase is not None else lambda *a: None
+    start = time.perf_counter()
     matrix = pmi_matrix(counts, cds=p["cds"], shift=p["shift"], positive=True)
     if matrix.nnz == 0:
         raise DataError("the shifted PPMI matrix is empty: lower `shift` or use a larger corpus")
+    report("ppmi", time.perf_counter() - start, {"nnz": int(matrix.nnz)})
+    start = time.perf_counter()
     left, values, right = truncated_svd(matrix, model.embedding_size, solver=solver, seed=seed)
+    sizes = {"dim": int(model.embedding_size), "solver": solver, "top_singular_value": float(values[0])}
+    report("svd", time.perf_counter() - start, sizes)
     word = left * values ** p["eig"]
     context = right.T * values ** (1.0 - p["eig"])
     if not (np.isfinite(word).all() and np.isfinite(context).all()):
