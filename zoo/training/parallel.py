@@ -9,16 +9,25 @@ With several processes, ``jax.devices()`` spans all of them: each process holds
 the rows of a global batch that its own devices hold (`process_rows`), and
 `global_batch` joins them into global arrays; `local_copy` and `gather` bring a
 replicated or row-sharded result back to this process, whole.
+
+Vocabulary tables (an embedding table, a softmax's output matrix and bias: one row per
+token) can be split by rows over the ``data`` axis instead of replicated
+(``zoo.train(..., shard_tables=True)``): `table_layout` names them (a model declares
+them with `VocabularyTables`), `split_tables` pads them to a multiple of the devices and
+places them, `join_tables` brings them back whole without the padding. The compiler
+partitions the lookups into them and their updates.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -26,18 +35,23 @@ from zoo.errors import DataError, DistributedError
 
 __all__ = [
     "DATA_AXIS",
+    "TableLayout",
+    "VocabularyTables",
     "agree",
     "any_process",
     "data_mesh",
     "digest",
     "gather",
     "global_batch",
+    "join_tables",
     "local_copy",
     "process_rows",
     "replicate",
     "shard_batch",
     "shard_rows",
     "spans_processes",
+    "split_tables",
+    "table_layout",
 ]
 
 DATA_AXIS = "data"
@@ -172,3 +186,104 @@ def shard_rows(tree: Any, mesh: Mesh) -> Any:
     like the batch it belongs to (e.g. a language model's carried state)."""
     arrays, static = eqx.partition(tree, eqx.is_array)
     return eqx.combine(jax.device_put(arrays, NamedSharding(mesh, PartitionSpec(DATA_AXIS))), static)
+
+
+# --- vocabulary tables split by rows ----------------------------------------------------------
+
+
+@runtime_checkable
+class VocabularyTables(Protocol):
+    """A model that names its vocabulary tables: ``vocabulary_tables() -> ((leaf, fill), ...)``,
+    each an array leaf of the model whose first axis has one row per token, with the value the
+    rows padded onto it hold (0 for an embedding or output matrix; for an output bias a logit so
+    low that a softmax gives it no weight). ``zoo.train(..., shard_tables=True)`` reads it."""
+
+    def vocabulary_tables(self) -> Sequence[tuple[Any, float]]: ...
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """Which leaves are split by rows over the ``data`` axis of a mesh of `devices` there:
+    `tables` maps each one's dotted path (as in a weights file) to ``(rows, fill)``."""
+
+    tables: Mapping[str, tuple[int, float]]
+    devices: int
+
+    def padded(self, rows: int) -> int:
+        """`rows` rounded up to a multiple of `devices`."""
+        return -(-rows // self.devices) * self.devices
+
+
+def _dotted(path: tuple) -> str:
+    return ".".join(str(getattr(k, "name", getattr(k, "key", getattr(k, "idx", k)))) for k in path)
+
+
+def table_layout(model: Any, tables: bool | Mapping[str, float], mesh: Mesh) -> TableLayout:
+    """The layout of `model`'s vocabulary tables on `mesh`: those it declares (`tables` True,
+    `VocabularyTables`) or those `tables` names (dotted path -> fill, e.g.
+    ``{"embedder.weight": 0.0}``); a `DistributedError` if none can be found."""
+    leaves = {_dotted(path): leaf for path, leaf in jax.tree_util.tree_flatten_with_path(model)[0]}
+    if isinstance(tables, Mapping):
+        unknown = sorted(set(tables) - {p for p, leaf in leaves.items() if eqx.is_array(leaf)})
+        if unknown:
+            arrays = ", ".join(p for p, leaf in leaves.items() if eqx.is_array(leaf))
+            raise DistributedError(f"shard_tables names {unknown}, not arrays of the model; it has: {arrays}")
+        named = dict(tables)
+    elif isinstance(model, VocabularyTables):
+        fills = {id(leaf): float(fill) for leaf, fill in model.vocabulary_tables()}
+        named = {p: fills[id(leaf)] for p, leaf in leaves.items() if id(leaf) in fills}
+    else:
+        raise DistributedError(
+            f"shard_tables=True, but {type(model).__name__} declares no vocabulary tables (a "
+            "vocabulary_tables() method, zoo.training.parallel.VocabularyTables); name them instead: "
+            "shard_tables={'embedder.weight': 0.0, ...} (dotted path -> the value of padding rows)"
+        )
+    if not named:
+        raise DistributedError(f"{type(model).__name__} has no vocabulary table among its array leaves to split")
+    for path in named:
+        if leaves[path].ndim < 1:
+            raise DistributedError(f"shard_tables: {path} is a scalar; only arrays with rows can be split")
+    return TableLayout({p: (int(leaves[p].shape[0]), named[p]) for p in named}, mesh.shape[DATA_AXIS])
+
+
+def _table_of(path: str, leaf: Any, layout: TableLayout, mirror: bool) -> tuple[int, float] | None:
+    """The table `leaf` is (exact path), or mirrors (an optimiser state's copy: the path ends with it)."""
+    for name, (rows, fill) in layout.tables.items():
+        named = path == name or (mirror and path.endswith("." + name))
+        if named and leaf.ndim >= 1 and leaf.shape[0] in (rows, layout.padded(rows)):
+            return rows, 0.0 if mirror else fill
+    return None
+
+
+def split_tables(tree: Any, mesh: Mesh, layout: TableLayout, *, mirror: bool = False) -> Any:
+    """`tree` placed on `mesh`: its tables (`layout`) padded to a multiple of the devices and split
+    by rows over the ``data`` axis, every other array replicated. With `mirror`, `tree` is an
+    optimiser state: leaves whose path ends with a table's (Adam's moments of it) are split
+    too, padded with zeros."""
+
+    def place(path: tuple, leaf: Any) -> Any:
+        if not eqx.is_array(leaf):
+            return leaf
+        table = _table_of(_dotted(path), leaf, layout, mirror)
+        if table is None:
+            return jax.device_put(leaf, NamedSharding(mesh, PartitionSpec()))
+        rows, fill = table
+        if jnp.issubdtype(leaf.dtype, jnp.floating):  # a fill beyond the dtype's range: its nearest finite value
+            fill = float(np.clip(fill, jnp.finfo(leaf.dtype).min, jnp.finfo(leaf.dtype).max))
+        extra = layout.padded(rows) - leaf.shape[0]
+        padded = jnp.pad(leaf, [(0, extra)] + [(0, 0)] * (leaf.ndim - 1), constant_values=fill)
+        return jax.device_put(padded, NamedSharding(mesh, PartitionSpec(DATA_AXIS)))
+
+    return jax.tree_util.tree_map_with_path(place, tree)
+
+
+def join_tables(tree: Any, layout: TableLayout, *, mirror: bool = False) -> Any:
+    """`tree` with each table `split_tables` placed brought back whole to this process, its
+    padding rows cut off (a collective when the mesh spans processes: every process calls it);
+    other leaves as they are."""
+
+    def whole(path: tuple, leaf: Any) -> Any:
+        table = _table_of(_dotted(path), leaf, layout, mirror) if eqx.is_array(leaf) else None
+        return leaf if table is None else jnp.asarray(gather(leaf)[: table[0]])
+
+    return jax.tree_util.tree_map_with_path(whole, tree)

@@ -38,18 +38,22 @@ from zoo.training.checkpoint import load_checkpoint, save_checkpoint
 from zoo.training.distributed import barrier, is_writer
 from zoo.training.memory import keep_freed_memory
 from zoo.training.parallel import (
+    TableLayout,
     agree,
     any_process,
     data_mesh,
     digest,
     gather,
     global_batch,
+    join_tables,
     local_copy,
     process_rows,
     replicate,
     shard_batch,
     shard_rows,
     spans_processes,
+    split_tables,
+    table_layout,
 )
 from zoo.training.progress import Progress, open_log
 
@@ -194,6 +198,7 @@ def train(
     progress: bool = True,
     description: str | None = None,
     mesh: Mesh | None = None,
+    shard_tables: bool | Mapping[str, float] = False,
     time_limit: float | None = None,
     log_file: str | os.PathLike | None = None,
 ) -> TrainResult:
@@ -235,6 +240,13 @@ def train(
       holds this process's copy of the state (the carry whole). Throughput counts
       this process's rows. A time budget on any process stops all of them after the
       same step (they compare clocks after every step then: one small collective).
+    - `shard_tables`: with a mesh (default then: one over every device), split the model's
+      vocabulary tables by rows over its ``"data"`` axis instead of replicating them (and their
+      optimiser state): True takes those the model declares
+      (`zoo.training.parallel.VocabularyTables`: a language model's embedding table, output
+      matrix and bias), a mapping names them (dotted path -> the value of padding rows). Each is
+      padded to a multiple of the devices; the compiler partitions its lookups and updates.
+      Evaluation, checkpoints and the result see them whole, unpadded, on one device.
     - `time_limit`: seconds from this call (or the end of an enclosing `time_budget`,
       whichever comes first): training stops at the first step boundary after it,
       evaluates and checkpoints as at the end, says so, and sets `stopped_on_time`.
@@ -243,8 +255,8 @@ def train(
     steps, and the process holds its peak memory; ``ZOO_KEEP_FREED_MEMORY=0`` opts out.
     """
     _check_settings(steps=steps, eval_every=eval_every, checkpoint_every=checkpoint_every, log_every=log_every)
-    if mesh is None and jax.process_count() > 1:
-        mesh = data_mesh()  # several processes: one mesh over all their devices
+    if mesh is None and (jax.process_count() > 1 or shard_tables):
+        mesh = data_mesh()  # several processes, or tables to split: one mesh over all their devices
     many, writer = spans_processes(mesh), is_writer()
     progress = progress and writer
     if time_limit is not None:
@@ -268,13 +280,17 @@ def train(
     if many:
         _check_same_start(model, opt_state, carry, start, data, position, checkpoint)
     timed = many and any_process(deadline < math.inf)  # a budget on any process: all check the time together
-    if mesh is not None:
+    layout = table_layout(model, shard_tables, mesh) if shard_tables else None
+    if layout is not None:
+        model, opt_state = split_tables(model, mesh, layout), split_tables(opt_state, mesh, layout, mirror=True)
+    elif mesh is not None:
         model, opt_state = replicate(model, mesh), replicate(opt_state, mesh)
+    if mesh is not None:
         carry = shard_rows(carry, mesh) if carried else None
     traces_before = _TRACES[0]
     step_fn = _step_for(loss_fn, optimizer, carried)
     history: list[dict[str, float]] = []
-    bad = jnp.int32(-1)
+    bad = jnp.int32(-1) if mesh is None else replicate(jnp.int32(-1), mesh)
     loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
     reporting = contextlib.ExitStack()
     log = reporting.enter_context(open_log(log_file)) if writer else None
@@ -300,7 +316,7 @@ def train(
                 failure = _divergence(bad, step, checkpoint)
                 if failure is not None:
                     compilations = _TRACES[0] - traces_before
-                    kept = _own(model, opt_state, carry) if many else (model, opt_state, carry)
+                    kept = _own(model, opt_state, carry, layout, many)
                     failure.result = TrainResult(kept[0], kept[1], step, position, history, compilations, kept[2])
                     raise failure
                 elapsed = max(time.perf_counter() - t0, 1e-9)
@@ -312,34 +328,48 @@ def train(
                 bar.interval({**record, **known, "unit": _unit_name(units)}, shown, f"step {step}/{steps}")
                 loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
             if evaluate is not None and ((eval_every and step % eval_every == 0) or at_end):
-                metrics = {k: float(v) for k, v in evaluate(local_copy(model) if many else model).items()}
+                seen = _own(model, None, None, layout, many)[0]
+                metrics = {k: float(v) for k, v in evaluate(seen).items()}
                 history.append({"step": step, **metrics})
                 bar.scores(
                     {"step": step, **metrics}, f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items())
                 )
             if checkpoint is not None and ((checkpoint_every and step % checkpoint_every == 0) or at_end):
-                _save(checkpoint, model, opt_state, carry, step, position, many=many)
+                _save(checkpoint, model, opt_state, carry, step, position, layout, many=many)
             if on_time:
                 bar.note(f"stopped on time: the time budget ran out after step {step} of {steps}")
                 break
     finally:
         reporting.close()
     compilations = _TRACES[0] - traces_before
-    if many:
-        model, opt_state, carry = _own(model, opt_state, carry)
+    model, opt_state, carry = _own(model, opt_state, carry, layout, many)
     return TrainResult(model, opt_state, step, position, history, compilations, carry, stopped_on_time=on_time)
 
 
-def _own(model: Any, opt_state: Any, carry: Any) -> tuple[Any, Any, Any]:
-    """This process's copy of a state spread over several processes (the carry gathered whole:
-    a collective, every process calls it)."""
+def _own(model: Any, opt_state: Any, carry: Any, layout: TableLayout | None, many: bool) -> tuple[Any, Any, Any]:
+    """This process's copy of the state: split tables joined whole (`layout`), and with several
+    processes every replicated array's own copy and the carry gathered whole (collectives:
+    every process calls it)."""
+    if layout is not None:
+        model, opt_state = join_tables(model, layout), join_tables(opt_state, layout, mirror=True)
+    if not many:
+        return model, opt_state, carry
     return local_copy(model), local_copy(opt_state), jax.tree.map(jnp.asarray, gather(carry))
 
 
-def _save(checkpoint: Path, model: Any, opt_state: Any, carry: Any, step: int, position: Any, *, many: bool) -> None:
+def _save(
+    checkpoint: Path,
+    model: Any,
+    opt_state: Any,
+    carry: Any,
+    step: int,
+    position: Any,
+    layout: TableLayout | None,
+    *,
+    many: bool,
+) -> None:
     """Process 0 writes the checkpoint; with several processes, the others wait until it is written."""
-    if many:
-        model, opt_state, carry = _own(model, opt_state, carry)
+    model, opt_state, carry = _own(model, opt_state, carry, layout, many)
     if is_writer():
         save_checkpoint(checkpoint, model, opt_state, step=step, position=position, carry=carry)
     barrier(f"zoo.train: checkpoint at step {step}")
