@@ -24,11 +24,21 @@ from typing import Any, NamedTuple
 import numpy as np
 from jax.sharding import Mesh
 
-from zoo.plugin_api import DataError, InvalidParameterError, Vocab, build_word_vocab, count_tokens, load_checkpoint
+from zoo.plugin_api import (
+    CorpusPart,
+    DataError,
+    InvalidParameterError,
+    Vocab,
+    build_word_vocab,
+    count_tokens,
+    load_checkpoint,
+    parts_and_workers,
+)
 from zoo_word2vec import fasttext_step, jax_step
 from zoo_word2vec.backends import JaxRunner, NumbaRunner, SamplingTables, choose_backend
 from zoo_word2vec.fasttext_model import FastText
 from zoo_word2vec.model import CBOW, SkipGram
+from zoo_word2vec.stream import EncodedCorpus, encode_parts
 from zoo_word2vec.training import (
     Checkpointing,
     Corpus,
@@ -61,10 +71,29 @@ def build_vocab(
     tokenizer: Any = None,
     encoding: str = "utf-8",
     errors: str = "strict",
+    workers: int | None = None,
 ) -> Vocab:
-    """Count the words of `corpus` (paths or token lists) and keep the frequent ones, most frequent first."""
-    counts = count_tokens(corpus, tokenizer, encoding=encoding, errors=errors)
+    """Count the words of `corpus` (files, folders, glob patterns, or token lists) and keep the frequent
+    ones, most frequent first. Files are counted by up to `workers` processes (None: one per core;
+    `zoo.plugin_api.count_tokens`), with the same result for any number."""
+    counts = count_tokens(corpus, tokenizer, encoding=encoding, errors=errors, workers=workers)
     return build_word_vocab(counts, min_count=min_count, max_vocab=max_vocab)
+
+
+def _is_files(corpus: Any) -> bool:
+    """Whether `corpus` names files (a path, folder, pattern or part, or a list of them), not token lists."""
+    if isinstance(corpus, str | os.PathLike | CorpusPart):
+        return True
+    kinds = str | os.PathLike | CorpusPart
+    return isinstance(corpus, list | tuple) and bool(corpus) and all(isinstance(p, kinds) for p in corpus)
+
+
+def _encode(corpus: Corpus, vocab: Vocab, tokenizer: Any, text: dict[str, str], workers: int | None) -> EncodedCorpus:
+    """`corpus` as ids: files by up to `workers` processes (`encode_parts`), token lists in this one."""
+    if not _is_files(corpus):
+        return encode_corpus(corpus, vocab, tokenizer, **text)
+    parts, pool = parts_and_workers(corpus, workers, tokenizer=tokenizer, encoding=text["encoding"])
+    return encode_parts(parts, vocab, tokenizer, workers=pool, **text)
 
 
 class _Algorithm(NamedTuple):
@@ -120,6 +149,7 @@ def fit(
     errors: str = "strict",
     job_words: int = 10_000,
     streams: int = 1,
+    workers: int | None = None,
     progress: bool = True,
     description: str | None = None,
     checkpoint: str | os.PathLike | None = None,
@@ -143,9 +173,10 @@ def fit(
     - `model`: a word2vec-family model (``word2vec-skipgram``, ``word2vec-cbow``,
       ``fasttext``); its spec holds the training settings (window, negative,
       sample, alpha, min_alpha, epochs).
-    - `corpus`: a text file (plain or .gz), several files, or token lists; it is
-      tokenised once with `tokenizer` into a temporary file of ids (files decoded
-      with `encoding` and `errors`, see `zoo.data.corpus.iter_lines`).
+    - `corpus`: a text file (plain or .gz), a folder, a glob pattern (``"corpus/*.txt.gz"``),
+      several of them, or token lists; it is tokenised once with `tokenizer` into a
+      temporary file of ids (files decoded with `encoding` and `errors`, see
+      `zoo.data.corpus.iter_lines`).
     - `backend`: ``"numba"`` (compiled CPU kernels), ``"jax"`` (compiled JAX
       steps, the accelerator path) or ``"auto"``.
     - `threads`: CPU threads for the numba backend (default: all cores). With
@@ -156,6 +187,10 @@ def fit(
       read their file (each from its own share; `EncodedCorpus.jobs`): 1 is file order;
       on a corpus whose text comes in blocks (one source, then another) more streams
       mix them, as fastText with as many threads does.
+    - `workers`: processes that tokenise the corpus files at the same time (None: one per
+      core; a corpus under 4 MiB is read in this process): each writes the ids of its parts
+      and the parts are joined in corpus order, so the ids, and the trained vectors, are
+      the same for any number of workers.
     - `checkpoint`: a file for the training state (zoo's checkpoint format, its model
       readable with `zoo.load`), written every `checkpoint_every` jobs and every
       `checkpoint_seconds` seconds (either or both), and at the end.
@@ -206,7 +241,7 @@ def fit(
     epochs = p["epochs"] if epochs is None else epochs
     alpha = p["alpha"] if alpha is None else alpha
     min_alpha = p["min_alpha"] if min_alpha is None else min_alpha
-    with encode_corpus(corpus, vocab, tokenizer, encoding=encoding, errors=errors) as encoded:
+    with _encode(corpus, vocab, tokenizer, {"encoding": encoding, "errors": errors}, workers) as encoded:
         stats = run_epochs(
             runner,
             encoded.with_streams(streams),

@@ -68,7 +68,10 @@ class EmbeddingRecipe:
         for flag, (param, kind, text, old) in _SETTINGS.items():
             add_alias(parser, add_hyperparameter_argument(parser, flag, param, type=kind, help=text), *old)
         parser.add_argument(
-            "--threads", type=argument_type("[1, inf)"), default=None, help="CPU threads (default: all cores)"
+            "--threads",
+            type=argument_type("[1, inf)"),
+            default=None,
+            help="CPU threads, and processes that count and encode the corpus (default: all cores)",
         )
         parser.add_argument(
             "--backend",
@@ -106,6 +109,7 @@ class EmbeddingRecipe:
             corpus,
             backend=options.backend,
             threads=options.threads,
+            workers=options.threads,
             seed=options.seed,
             tokenizer=options.tokenizer,
             encoding=options.encoding,

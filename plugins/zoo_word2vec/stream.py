@@ -10,18 +10,22 @@ one compiled step trains on.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from zoo.plugin_api import DataError
+from zoo.plugin_api import CorpusPart, DataError, Vocab, get_tokenizer, iter_ids, ordered_map
 
-__all__ = ["EncodedCorpus"]
+__all__ = ["EncodedCorpus", "encode_parts"]
 
 _READ_IDS = 1 << 20
+_COPY_BYTES = 1 << 22
 
 
 class EncodedCorpus:
@@ -48,28 +52,37 @@ class EncodedCorpus:
     @classmethod
     def write(cls, sentences: Iterable[np.ndarray], directory: str | os.PathLike | None = None) -> EncodedCorpus:
         """Store `sentences` (int arrays of ids >= 0) in a new temporary file in `directory`."""
-        handle, name = tempfile.mkstemp(prefix="zoo-ids-", suffix=".i32", dir=directory)
-        words = count = 0
-        separator = np.array([-1], dtype=np.int32)
+        return cls(*_write(sentences, directory), owned=True).checked()
+
+    @classmethod
+    def concatenate(cls, pieces: Iterable[EncodedCorpus]) -> EncodedCorpus:
+        """One corpus of `pieces` in their order (each written by `write` or by a worker, `encode_parts`):
+        the later files are appended to the first and removed, so it holds what one `write` of all
+        their sentences would."""
+        first: EncodedCorpus | None = None
         try:
-            with os.fdopen(handle, "wb") as out:
-                for ids in sentences:
-                    ids = np.asarray(ids, dtype=np.int32)
-                    if ids.size == 0:
-                        continue
-                    if ids.min() < 0:
-                        raise DataError("sentence ids must be non-negative vocabulary ids")
-                    out.write(ids.tobytes())
-                    out.write(separator.tobytes())
-                    words += ids.size
-                    count += 1
+            for piece in pieces:
+                if first is None:
+                    first = piece
+                    continue
+                with open(first.path, "ab") as out, open(piece.path, "rb") as part:
+                    shutil.copyfileobj(part, out, _COPY_BYTES)
+                first.words, first.sentences = first.words + piece.words, first.sentences + piece.sentences
+                piece.close()
         except BaseException:
-            Path(name).unlink(missing_ok=True)
+            if first is not None:
+                first.close()
             raise
-        if words == 0:
-            Path(name).unlink(missing_ok=True)
+        if first is None:
+            raise DataError("an encoded corpus needs at least one piece")
+        return first.checked()
+
+    def checked(self) -> EncodedCorpus:
+        """This corpus, if it holds words to train on (else its file is removed and `DataError` raised)."""
+        if self.words == 0:
+            self.close()
             raise DataError("the corpus has no in-vocabulary words to train on; check min_count and the tokenizer")
-        return cls(Path(name), words, count, owned=True)
+        return self
 
     def __enter__(self) -> EncodedCorpus:
         return self
@@ -144,6 +157,71 @@ class EncodedCorpus:
         consumed = yield from _cut(carry, job_words, final=True)
         if consumed != carry.size:
             raise DataError(f"{self.path} ends inside a sentence: the encoded corpus is truncated")
+
+
+def _write(sentences: Iterable[np.ndarray], directory: str | os.PathLike | None) -> tuple[Path, int, int]:
+    """Write `sentences` to a new temporary file in `directory`: ``(path, words, sentences)``."""
+    handle, name = tempfile.mkstemp(prefix="zoo-ids-", suffix=".i32", dir=directory)
+    words = count = 0
+    separator = np.array([-1], dtype=np.int32)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for ids in sentences:
+                ids = np.asarray(ids, dtype=np.int32)
+                if ids.size == 0:
+                    continue
+                if ids.min() < 0:
+                    raise DataError("sentence ids must be non-negative vocabulary ids")
+                out.write(ids.tobytes())
+                out.write(separator.tobytes())
+                words += ids.size
+                count += 1
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return Path(name), words, count
+
+
+_ENCODER: dict[str, Any] = {}
+
+
+def _start_encoder(vocab: Vocab, tokenizer: Any, text: dict[str, str], directory: str) -> None:
+    """What a worker of `encode_parts` needs for every part: the vocabulary, once."""
+    _ENCODER.update(vocab=vocab, tokenizer=get_tokenizer(tokenizer), text=text, directory=directory)
+
+
+def _encode_part(part: CorpusPart) -> tuple[Path, int, int]:
+    e = _ENCODER
+    return _write(iter_ids(part, e["vocab"], e["tokenizer"], **e["text"]), e["directory"])
+
+
+def encode_parts(
+    parts: Sequence[CorpusPart],
+    vocab: Vocab,
+    tokenizer: Any = None,
+    *,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    workers: int = 1,
+) -> EncodedCorpus:
+    """Tokenise and look up the corpus `parts` (`zoo.plugin_api.split_corpus`) into one `EncodedCorpus`.
+
+    With `workers` > 1 each worker process writes its parts' ids to a file of its own and the
+    files are joined in part order (`EncodedCorpus.concatenate`): the ids are those one process
+    writes, byte for byte. The files are decoded with `encoding` and `errors`.
+    """
+    text = {"encoding": encoding, "errors": errors}
+    if workers <= 1:
+        return EncodedCorpus.write(ids for part in parts for ids in iter_ids(part, vocab, tokenizer, **text))
+    with tempfile.TemporaryDirectory(prefix="zoo-ids-") as folder:  # removed with every piece, whatever happens
+        found = ordered_map(_encode_part, parts, workers=workers, initializer=_start_encoder,
+                            initargs=(vocab, tokenizer, text, folder))  # fmt: skip
+        with contextlib.closing(found):
+            joined = EncodedCorpus.concatenate([EncodedCorpus(*piece, owned=True) for piece in found])
+        handle, name = tempfile.mkstemp(prefix="zoo-ids-", suffix=".i32")
+        os.close(handle)
+        os.replace(joined.path, name)
+    return EncodedCorpus(Path(name), joined.words, joined.sentences, owned=True)
 
 
 def _cut(data: np.ndarray, job_words: int, *, final: bool):

@@ -8,9 +8,14 @@ newlines at all, like text8) is cut at whitespace into pieces of about that size
 Files are read through `zoo.data.textfile`: strict UTF-8 by default (give
 `encoding` and `errors` for other files), binary and truncated files refused.
 
+A corpus is a file, a folder or a glob pattern, or a sequence of them, read
+one after the other (`zoo.data.corpus_files.corpus_files`: folders and patterns
+give their files sorted by name), or the parts `split_corpus` cut it into.
+
 The word pipeline every embedder shares::
 
     counts = count_tokens("corpus.txt.gz")               # Counter, one pass
+    counts = count_tokens("corpus/*.txt", workers=4)      # the same Counter, four processes
     vocab = build_word_vocab(counts, min_count=5)         # most frequent first
     for ids in iter_ids("corpus.txt.gz", vocab):          # int32 arrays, OOV dropped
         ...
@@ -25,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from zoo.data.corpus_files import CorpusPart, corpus_files, split_corpus
 from zoo.data.textfile import MAX_LINE_CHARS, open_text
 from zoo.data.tokenize import Tokenizer, get_tokenizer
 from zoo.data.vocab import SPECIALS, Vocab
@@ -33,25 +39,30 @@ from zoo.errors import DataError
 __all__ = [
     "MAX_LINE_CHARS",
     "Corpus",
+    "CorpusPart",
     "build_word_vocab",
+    "corpus_files",
     "count_tokens",
     "iter_ids",
     "iter_lines",
     "iter_sentences",
     "open_text",
+    "parts_and_workers",
+    "split_corpus",
 ]
 
-Corpus = str | os.PathLike | Sequence[str | os.PathLike]
-"""One corpus file, or several read one after the other."""
+Corpus = str | os.PathLike | CorpusPart | Sequence[str | os.PathLike | CorpusPart]
+"""One corpus file, folder or glob pattern, or several read one after the other (or parts of them)."""
 
 
-def _paths(corpus: Corpus) -> list[Path]:
-    if isinstance(corpus, str | os.PathLike):
-        return [Path(corpus)]
-    paths = [Path(p) for p in corpus]
-    if not paths:
+def _sources(corpus: Corpus) -> list[Path | CorpusPart]:
+    """The files and parts of `corpus`, in reading order (folders and patterns expanded)."""
+    if isinstance(corpus, CorpusPart):
+        return [corpus]
+    entries = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus)
+    if not entries:
         raise DataError("an empty list of corpus files")
-    return paths
+    return [s for e in entries for s in ([e] if isinstance(e, CorpusPart) else corpus_files(e))]
 
 
 def iter_lines(
@@ -65,8 +76,10 @@ def iter_lines(
     decode the files (see `zoo.data.textfile`): undecodable or binary input is a
     `DataError` naming the file, line and byte offset.
     """
-    for path in _paths(corpus):
-        with open_text(path, encoding=encoding, errors=errors, max_chars=max_chars, what="corpus file") as text:
+    for source in _sources(corpus):
+        part = source if isinstance(source, CorpusPart) else CorpusPart(source)
+        reading = {"encoding": encoding, "errors": errors, "max_chars": max_chars}
+        with open_text(part.path, what="corpus file", start=part.start, stop=part.stop, **reading) as text:
             carry = ""
             for piece in text.pieces():
                 if piece.endswith("\n"):
@@ -111,10 +124,10 @@ def iter_sentences(
 
 
 def _is_corpus(source: object) -> bool:
-    """A path, or a non-empty list/tuple of paths (a list of sentences holds lists)."""
-    if isinstance(source, str | os.PathLike):
+    """A path or part, or a non-empty list/tuple of them (a list of sentences holds lists)."""
+    if isinstance(source, str | os.PathLike | CorpusPart):
         return True
-    return isinstance(source, list | tuple) and bool(source) and isinstance(source[0], str | os.PathLike)
+    return isinstance(source, list | tuple) and bool(source) and isinstance(source[0], str | os.PathLike | CorpusPart)
 
 
 def _sentences(
@@ -133,18 +146,115 @@ def count_tokens(
     *,
     encoding: str = "utf-8",
     errors: str = "strict",
+    workers: int | None = 1,
+    across_processes: bool = False,
 ) -> Counter[str]:
     """Count every token in one pass.
 
-    `source` is a corpus path or a list of paths (tokenised with `tokenizer`,
-    decoded with `encoding` and `errors`), or an iterable of token sequences.
-    Keys keep the order of first appearance, which `build_word_vocab` uses to
-    break frequency ties; ``counts.total()`` is the corpus size in tokens.
+    **Arguments:**
+
+    - `source`: a corpus (files, folders, glob patterns, parts; see `Corpus`),
+      tokenised with `tokenizer` and decoded with `encoding` and `errors`, or an
+      iterable of token sequences.
+    - `workers`: processes that count the files at the same time (None: one per
+      core). The corpus is cut into parts (`split_corpus`: plain text at line ends,
+      a gzip file whole) and their counts merged in corpus order, so the result is
+      the same for every number of workers. A corpus under
+      `zoo.data.corpus_pool.POOL_BYTES` given as paths is counted here (workers would
+      cost more than they save); one given as parts is shared among them as it is.
+    - `across_processes`: in a ``jax.distributed`` run, every process counts its
+      share of the parts and all receive the merged counts
+      (`zoo.data.corpus_pool.gather_counts`); every process must call it alike.
+
+    **Returns:** a `Counter` whose keys keep the order of first appearance, which
+    `build_word_vocab` uses to break frequency ties; ``counts.total()`` is the
+    corpus size in tokens.
     """
+    if not _is_corpus(source):
+        if across_processes:
+            raise DataError("across_processes shares corpus files among processes; these sentences are in memory")
+        return _count(_sentences(source, tokenizer, encoding, errors))
+    from zoo.data import corpus_pool
+    from zoo.data.worker_pool import ordered_map
+
+    if across_processes:
+        parts, given = _parts(source, 16 * corpus_pool.process_count(), encoding)
+        share = corpus_pool.process_share(parts)
+        pool = _pool(share, workers, tokenizer, given=given)
+    else:
+        share, pool = parts_and_workers(source, workers, tokenizer=tokenizer, encoding=encoding)
+    found = ordered_map(_count_part, share, workers=pool, initializer=_start_reader,
+                        initargs=(tokenizer, encoding, errors))  # fmt: skip
+    counts = corpus_pool.merge_counts(found)
+    return corpus_pool.gather_counts(counts, parts) if across_processes else counts
+
+
+def parts_and_workers(
+    corpus: Corpus, workers: int | None, *, tokenizer: str | Tokenizer | None = None, encoding: str = "utf-8"
+) -> tuple[list[CorpusPart], int]:
+    """How `count_tokens` (and a plugin's encoder) shares `corpus` among up to `workers` processes
+    (None: one per core): ``(parts in corpus order, processes worth starting)``.
+
+    Files are cut into about 4 parts per worker (`split_corpus`); a corpus given as parts keeps
+    them. One process (no pool) for a corpus under `zoo.data.corpus_pool.POOL_BYTES` given as
+    paths, for one part, or, when no number of workers was asked for, for a tokenizer that cannot
+    be sent to a worker (a lambda); asked for, such a tokenizer is a `DataError`.
+    """
+    from zoo.data.corpus_pool import check_workers
+
+    parts, given = _parts(corpus, 4 * check_workers(workers), encoding)
+    return parts, _pool(parts, workers, tokenizer, given=given)
+
+
+def _parts(corpus: Corpus, pieces: int, encoding: str) -> tuple[list[CorpusPart], bool]:
+    """The parts of `corpus` (its own, or its files cut into about `pieces`), and whether they were given."""
+    sources = _sources(corpus)
+    if any(isinstance(s, CorpusPart) for s in sources):
+        return [s if isinstance(s, CorpusPart) else CorpusPart(s) for s in sources], True
+    return split_corpus(sources, pieces, encoding=encoding), False
+
+
+def _pool(parts: list[CorpusPart], workers: int | None, tokenizer: str | Tokenizer | None, *, given: bool) -> int:
+    from zoo.data.corpus_pool import pool_workers
+
+    pool = pool_workers(parts, workers, given=given)
+    return _check_tokenizer(tokenizer, pool, asked=workers is not None) if pool > 1 else pool
+
+
+def _count(sentences: Iterable[Sequence[str]]) -> Counter[str]:
     counts: Counter[str] = Counter()
-    for sentence in _sentences(source, tokenizer, encoding, errors):
+    for sentence in sentences:
         counts.update(sentence)
     return counts
+
+
+def _check_tokenizer(tokenizer: str | Tokenizer | None, pool: int, *, asked: bool) -> int:
+    """The workers that can read with `tokenizer`: it is sent to them, so it must pickle (a name or a
+    module-level function); a lambda is an error if workers were `asked` for, else it reads here."""
+    from zoo.data.corpus_pool import picklable
+
+    get_tokenizer(tokenizer)  # an unknown name is an error here, not in every worker
+    if picklable(tokenizer):
+        return pool
+    if not asked:
+        return 1
+    raise DataError(
+        f"workers read the corpus with the tokenizer, so it is sent to them, but {tokenizer!r} cannot be pickled: "
+        "give a tokenizer name, or a function defined at a module's top level (not a lambda), or workers=1"
+    )
+
+
+_READER: dict[str, object] = {}
+
+
+def _start_reader(tokenizer: str | Tokenizer | None, encoding: str, errors: str) -> None:
+    """What every part a worker reads needs (`zoo.data.corpus_pool.map_parts`'s initializer)."""
+    _READER.update(tokenizer=get_tokenizer(tokenizer), encoding=encoding, errors=errors)
+
+
+def _count_part(part: Path | CorpusPart) -> Counter[str]:
+    r = _READER
+    return _count(iter_sentences(part, r["tokenizer"], encoding=r["encoding"], errors=r["errors"]))
 
 
 def build_word_vocab(

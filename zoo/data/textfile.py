@@ -78,6 +78,30 @@ def _open_binary(path: Path, gzipped: bool) -> BinaryIO:
     return gzip.open(path, "rb") if gzipped else open(path, "rb")
 
 
+class _ByteRange(io.RawIOBase):
+    """Bytes ``[start, stop)`` of a plain file, read as a stream of their own."""
+
+    def __init__(self, path: Path, start: int, stop: int) -> None:
+        self._file = open(path, "rb")  # noqa: SIM115 (closed with the stream)
+        self._file.seek(start)
+        self._left = max(0, stop - start)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        size = min(len(buffer), self._left)
+        if size <= 0:
+            return 0
+        got = self._file.readinto(memoryview(buffer)[:size]) or 0
+        self._left -= got
+        return got
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
 def _text_head(head: bytes, gzipped: bool) -> bytes:
     """The first bytes of the text in a file that starts with `head` (decompressed if gzipped)."""
     if not gzipped:
@@ -152,6 +176,11 @@ def decode_bytes(data: bytes, *, encoding: str = "utf-8", errors: str = "strict"
     return text
 
 
+def _range(path: Path, start: int, stop: int | None) -> BinaryIO:
+    size = path.stat().st_size
+    return io.BufferedReader(_ByteRange(path, start, size if stop is None else min(stop, size)))  # type: ignore[return-value]
+
+
 class TextFile:
     """A text file open for checked, bounded reading (see the module's description).
 
@@ -162,6 +191,9 @@ class TextFile:
       default: a bad byte is a `DataError`), ``"replace"`` or ``"ignore"``.
     - `max_chars`: the most characters read at once (and the longest line `lines` keeps).
     - `what`: how messages name the file (``"corpus file"``, ``"pairs file"``, ...).
+    - `start`, `stop`: read only the bytes ``[start, stop)`` of a plain file (a part
+      of a corpus cut at line ends, `zoo.data.corpus_files.split_corpus`); a gzip
+      stream cannot be entered midway, so it is read whole.
 
     Use it as a context manager. `line` is the number of the line the last piece
     came from; `skipped` counts the lines `lines` dropped for their length.
@@ -175,6 +207,8 @@ class TextFile:
         errors: str = "strict",
         max_chars: int = MAX_LINE_CHARS,
         what: str = "text file",
+        start: int = 0,
+        stop: int | None = None,
     ) -> None:
         _check_codec(encoding, errors)
         if max_chars < 1:
@@ -188,7 +222,9 @@ class TextFile:
         self.gzipped = head[:2] == _GZIP_MAGIC
         if b"\x00" in _text_head(head, self.gzipped) and _ascii_compatible(encoding):
             raise self._fault_error(1)  # binary: say so before any line is read
-        raw = _open_binary(self.path, self.gzipped)
+        if self.gzipped and (start or stop is not None):
+            raise DataError(f"{self.path} is gzip, which cannot be read from a byte offset: read it whole")
+        raw = _open_binary(self.path, self.gzipped) if (start, stop) == (0, None) else _range(self.path, start, stop)
         self._handle = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=None)
 
     def __enter__(self) -> TextFile:
@@ -272,9 +308,12 @@ def open_text(
     errors: str = "strict",
     max_chars: int = MAX_LINE_CHARS,
     what: str = "text file",
+    start: int = 0,
+    stop: int | None = None,
 ) -> TextFile:
-    """Open `path` for checked, bounded reading: a `TextFile` (use it in a ``with`` block)."""
-    return TextFile(path, encoding=encoding, errors=errors, max_chars=max_chars, what=what)
+    """Open `path` for checked, bounded reading: a `TextFile` (use it in a ``with`` block);
+    `start` and `stop` read a byte range of a plain file."""
+    return TextFile(path, encoding=encoding, errors=errors, max_chars=max_chars, what=what, start=start, stop=stop)
 
 
 def read_lines(

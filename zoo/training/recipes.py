@@ -204,7 +204,7 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, min_count: int = 5)
         nargs="+",
         required=True,
         metavar="FILE",
-        help="text file(s), plain or .gz, one sentence a line",
+        help="text files, plain or .gz, one sentence a line; folders and quoted globs ('corpus/*.txt.gz') too",
     )
     add_alias(parser, data, "--corpus")
     parser.add_argument(
@@ -246,10 +246,19 @@ def add_lowercase_arguments(
 
 
 def corpus_vocabulary(options: argparse.Namespace) -> Any:
-    """Count the corpus of `options` (see `add_corpus_arguments`) and build its word vocabulary."""
+    """Count the corpus of `options` (see `add_corpus_arguments`) and build its word vocabulary, with
+    as many processes as ``--threads`` says (all cores without it); in a run of several processes
+    each counts its share of the files."""
     from zoo.data.corpus import build_word_vocab, count_tokens
 
-    counts = count_tokens(list(options.corpus), options.tokenizer, encoding=options.encoding)
+    several = "jax" in sys.modules and sys.modules["jax"].distributed.is_initialized()
+    counts = count_tokens(
+        list(options.corpus),
+        options.tokenizer,
+        encoding=options.encoding,
+        workers=getattr(options, "threads", None),
+        across_processes=several,
+    )
     return build_word_vocab(counts, min_count=options.min_count, max_vocab=options.max_vocab)
 
 

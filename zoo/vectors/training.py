@@ -109,8 +109,9 @@ def _check_corpus(corpus_iterable: Any, corpus_file: Any, what: str) -> tuple[An
     if (corpus_iterable is None) == (corpus_file is None):
         raise DataError(f"{what} needs exactly one of corpus_iterable (sentences) and corpus_file")
     if corpus_file is not None:
-        if not os.path.isfile(corpus_file):
-            raise DataError(f"no corpus file at {corpus_file} (corpus_file: one sentence a line, words by spaces)")
+        from zoo.data.corpus_files import corpus_files
+
+        corpus_files(corpus_file)  # a missing file, an empty folder or a pattern matching nothing: a DataError
         return str(corpus_file), "whitespace"  # gensim's LineSentence: split on whitespace, case kept
     if isinstance(corpus_iterable, str | bytes | os.PathLike):
         raise DataError(
@@ -161,8 +162,9 @@ class Word2Vec:
 
     **Arguments** (gensim 4's names and defaults): `sentences` (token lists, a
     restartable iterable) or `corpus_file` (a text file, one sentence a line, words
-    split on whitespace); given either, the vocabulary is built and the model trained
-    at once. `vector_size`, `window` (maximal; each word draws 1..window),
+    split on whitespace; also a folder or a glob pattern, their files in name order);
+    given either, the vocabulary is built and the model trained at once. `vector_size`,
+    `window` (maximal; each word draws 1..window),
     `negative`, `ns_exponent`, `sample`, `alpha` -> `min_alpha` (linear decay),
     `epochs`: the model's hyperparameters (`GENSIM_NAMES`). `sg`: 1 skip-gram
     (``word2vec-skipgram``), 0 CBOW (``word2vec-cbow``, the mean of the context).
