@@ -77,6 +77,8 @@ def work_zoo(args: argparse.Namespace) -> dict:
         seed=args.seed,
         progress=False,
         backend=args.backend,
+        # fastText's threads each read their own share of the file at once: zoo reads the same streams
+        streams=args.threads if args.model == "fasttext" else 1,
     )
     total = time.perf_counter() - start
     KeyedVectors.from_model(model).save_word2vec_format(args.vectors, binary=True)
