@@ -161,6 +161,12 @@ class LanguageModelRecipe:
         parser.add_argument(
             "--max-vocab", type=argument_type("[1, inf)"), default=None, help="keep at most this many tokens"
         )
+        parser.add_argument(
+            "--shard-tables",
+            action="store_true",
+            help="split the embedding table and the softmax's output layer by rows over every device "
+            "(of every process) instead of copying them to each; --batch-size a multiple of the devices",
+        )
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         import zoo
@@ -199,6 +205,7 @@ class LanguageModelRecipe:
             resume=options.resume,
             progress=not options.quiet,
             description=name,
+            shard_tables=options.shard_tables,
         )
         return zoo.save(result.model, options.out)
 
