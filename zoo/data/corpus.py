@@ -195,22 +195,25 @@ def parts_and_workers(
     """How `count_tokens` (and a plugin's encoder) shares `corpus` among up to `workers` processes
     (None: one per core): ``(parts in corpus order, processes worth starting)``.
 
-    Files are cut into about 4 parts per worker (`split_corpus`); a corpus given as parts keeps
-    them. One process (no pool) for a corpus under `zoo.data.corpus_pool.POOL_BYTES` given as
-    paths, for one part, or, when no number of workers was asked for, for a tokenizer that cannot
-    be sent to a worker (a lambda); asked for, such a tokenizer is a `DataError`.
+    Files are cut into about 4 parts per worker (`split_corpus`; with one worker they stay
+    whole); a corpus given as parts keeps them. One process (no pool) for a corpus under
+    `zoo.data.corpus_pool.POOL_BYTES` given as paths, for one part, or, when no number of
+    workers was asked for, for a tokenizer that cannot be sent to a worker (a lambda); asked
+    for, such a tokenizer is a `DataError`.
     """
     from zoo.data.corpus_pool import check_workers
 
-    parts, given = _parts(corpus, 4 * check_workers(workers), encoding)
+    cores = check_workers(workers)
+    parts, given = _parts(corpus, 4 * cores if cores > 1 else 1, encoding)
     return parts, _pool(parts, workers, tokenizer, given=given)
 
 
 def _parts(corpus: Corpus, pieces: int, encoding: str) -> tuple[list[CorpusPart], bool]:
     """The parts of `corpus` (its own, or its files cut into about `pieces`), and whether they were given."""
     sources = _sources(corpus)
-    if any(isinstance(s, CorpusPart) for s in sources):
-        return [s if isinstance(s, CorpusPart) else CorpusPart(s) for s in sources], True
+    given = any(isinstance(s, CorpusPart) for s in sources)
+    if given or pieces == 1:  # given, or for one reader: the files as they are
+        return [s if isinstance(s, CorpusPart) else CorpusPart(s) for s in sources], given
     return split_corpus(sources, pieces, encoding=encoding), False
 
 
