@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import filecmp
 import gzip
+import os
 import subprocess
 import sys
 import textwrap
@@ -24,7 +25,7 @@ from zoo.cli.main import main
 from zoo.data.corpus import MAX_LINE_CHARS, corpus_files, count_tokens, iter_lines, parts_and_workers, split_corpus
 from zoo.data.corpus_files import CorpusPart
 from zoo.data.corpus_pool import counts_from_bytes, counts_to_bytes
-from zoo.data.worker_pool import ordered_map
+from zoo.data.worker_pool import WorkerFailed, ordered_map
 from zoo.errors import DataError
 from zoo_word2vec.backends import numba_available
 from zoo_word2vec.fit import build_vocab, fit
@@ -136,12 +137,10 @@ def test_a_worker_s_error_names_the_file_and_line_and_a_lambda_tokenizer_is_refu
     with pytest.raises(DataError, match="cannot be pickled: give a tokenizer name"):
         count_tokens(parts, lambda line: line.split(), workers=2)
     assert count_tokens(parts, lambda line: line.split(), workers=None, errors="replace")["fine"] == 500
-    assert list(ordered_map(str.split, ["a b", "c", "", "d e f"], workers=2)) == [
-        ["a", "b"],
-        ["c"],
-        [],
-        ["d", "e", "f"],
-    ]
+    split = list(ordered_map(str.split, ["a b", "c", "", "d e f"], workers=2))  # results in item order
+    assert split == [["a", "b"], ["c"], [], ["d", "e", "f"]]
+    with pytest.raises(WorkerFailed, match=r"worker process \d+ ended without answering \(exit status 3\)"):
+        list(ordered_map(os._exit, [3, 3], workers=2))
 
 
 def test_ids_encoded_by_two_workers_are_the_file_one_process_writes(corpus):

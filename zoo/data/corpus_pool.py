@@ -130,10 +130,10 @@ def _fingerprint(parts: Sequence[CorpusPart]) -> int:
 
 
 def process_count() -> int:
-    """The processes of the ``jax.distributed`` run (1 without one)."""
+    """The processes of the ``jax.distributed`` run (1 without one; JAX's backend is not started then)."""
     import jax
 
-    return jax.process_count()
+    return jax.process_count() if jax.distributed.is_initialized() else 1
 
 
 def process_share(parts: Sequence[CorpusPart]) -> list[CorpusPart]:
@@ -141,7 +141,8 @@ def process_share(parts: Sequence[CorpusPart]) -> list[CorpusPart]:
     ``[i * n / P, (i + 1) * n / P)`` (all of them in a run of one process)."""
     import jax
 
-    count, index = jax.process_count(), jax.process_index()
+    count = process_count()
+    index = jax.process_index() if count > 1 else 0
     return list(parts[index * len(parts) // count : (index + 1) * len(parts) // count])
 
 
@@ -153,12 +154,11 @@ def gather_counts(local: Counter[str], parts: Sequence[CorpusPart]) -> Counter[s
     ``multihost_utils.process_allgather``. Every process must call it with the same parts (the same
     files): if one sees other files, every process raises `DistributedError`.
     """
-    import jax
-    from jax.experimental import multihost_utils
-
-    count = jax.process_count()
+    count = process_count()
     if count == 1:
         return local
+    from jax.experimental import multihost_utils
+
     payload = counts_to_bytes(local)
     # bytes only: JAX would narrow int64 to int32 without jax_enable_x64
     head = np.array([payload.size, _fingerprint(parts)], dtype=np.int64).view(np.uint8)

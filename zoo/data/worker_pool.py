@@ -6,8 +6,8 @@ caller's ``__main__``, so a script, a notebook or code piped to ``python -``
 uses workers without an ``if __name__ == "__main__":`` guard. Work travels as
 pickles through the worker's standard input and output (the worker's own
 prints go to standard error): `function` and the initializer must be
-picklable, that is module-level functions. The workers get this process's
-``sys.path``, so what it imports they import too.
+picklable, that is module-level functions. The workers start with this
+process's ``sys.path``, so what it imports they import too.
 
 ::
 
@@ -37,7 +37,7 @@ __all__ = ["WorkerFailed", "ordered_map"]
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
-_SERVE = "import zoo.data.worker_pool as pool; pool._serve()"
+_SERVE = "import sys; sys.path[:] = {path!r}; import zoo.data.worker_pool as pool; pool._serve()"
 _HEADER = struct.Struct("<Q")
 _IN_FLIGHT = 2  # items sent ahead to each worker, so none waits for the next
 
@@ -71,7 +71,6 @@ def _serve() -> None:
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)  # a print in the work goes to standard error, not into the pipe
     sys.stdout = sys.stderr
-    sys.path[:] = _receive(inbox)
     initializer, initargs = _receive(inbox)
     if initializer is not None:
         initializer(*initargs)
@@ -102,14 +101,28 @@ def _portable(error: Exception) -> Exception:
 class _Worker:
     """One worker process and the thread that reads its answers into the pool's queue."""
 
-    def __init__(self, number: int, answers: queue.Queue, setup: bytes) -> None:
+    def __init__(self, number: int, answers: queue.Queue) -> None:
         self.number = number
-        self.process = subprocess.Popen([sys.executable, "-c", _SERVE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(setup)
-        self.process.stdin.flush()
+        serve = _SERVE.format(path=list(sys.path))  # this process's path, before anything else is imported
+        self.process = subprocess.Popen([sys.executable, "-c", serve], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.reader = threading.Thread(target=self._read, args=(answers,), daemon=True)
         self.reader.start()
+
+    def set_up(self, setup: bytes) -> None:
+        """Send the initializer and its arguments (written once every worker has started)."""
+        try:
+            self.process.stdin.write(setup)
+            self.process.stdin.flush()
+        except OSError:
+            raise self.failed() from None
+
+    def failed(self) -> WorkerFailed:
+        """The error of a worker that stopped answering."""
+        code = self.process.wait()
+        return WorkerFailed(
+            f"worker process {self.process.pid} ended without answering (exit status {code}): killed, or out of "
+            "memory, or it could not start (its error is above)? Use fewer workers, or workers=1 to read here"
+        )
 
     def _read(self, answers: queue.Queue) -> None:
         while True:
@@ -120,7 +133,10 @@ class _Worker:
                 return
 
     def give(self, index: int, function: Callable, item: Any) -> None:
-        _send(self.process.stdin, (index, function, item))
+        try:
+            _send(self.process.stdin, (index, function, item))
+        except OSError:
+            raise self.failed() from None
 
     def stop(self, *, now: bool) -> None:
         """End the worker: at once (`now`: its work is not wanted), or once it has read to its input's end."""
@@ -138,11 +154,8 @@ class _Worker:
 
 
 def _setup(initializer: Callable | None, initargs: tuple) -> bytes:
-    data = []
-    for message in (list(sys.path), (initializer, initargs)):
-        blob = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        data.append(_HEADER.pack(len(blob)) + blob)
-    return b"".join(data)
+    blob = pickle.dumps((initializer, initargs), protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(blob)) + blob
 
 
 def ordered_map(
@@ -168,9 +181,12 @@ def ordered_map(
         return
     setup = _setup(initializer, initargs)
     answers: queue.Queue = queue.Queue()
-    pool = [_Worker(n, answers, setup) for n in range(min(workers, len(items)))]
+    pool: list[_Worker] = []
     finished = False
     try:
+        pool.extend(_Worker(n, answers) for n in range(min(workers, len(items))))
+        for worker in pool:  # all started first: each reads its setup once its imports are done
+            worker.set_up(setup)
         yield from _run(pool, answers, function, items)
         finished = True
     finally:
@@ -191,11 +207,7 @@ def _run(pool: list[_Worker], answers: queue.Queue, function: Callable, items: S
             number, message = answers.get()
             worker = pool[number]
             if message is None:
-                code = worker.process.wait()
-                raise WorkerFailed(
-                    f"worker process {worker.process.pid} ended without answering (exit status {code}): "
-                    "killed, or out of memory? Use fewer workers (workers=1 reads in this process)"
-                )
+                raise worker.failed()
             index, ok, value = message
             done[index] = (ok, value)
             if sent < len(items):
