@@ -65,7 +65,15 @@ FOUR_DEVICES = SETUP + textwrap.dedent(
     zoo.save(sharded, f"{out}/sharded.safetensors")
     pairs = zip(jax.tree.leaves(replicated), jax.tree.leaves(sharded), strict=True)
     difference = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in pairs)
-    print(json.dumps({"difference": difference, "replicated": placed_replicated, "sharded": seen}))
+    # the chunked softmax alone, positions split over the devices, the output layer whole on each
+    from jax.sharding import NamedSharding, PartitionSpec
+    from zoo_lm.softmax_loss import linear_softmax_nll
+    rows = NamedSharding(data_mesh(), PartitionSpec("data"))
+    x, targets = jax.device_put(np.ones((64, 8), np.float32), rows), jax.device_put(np.zeros(64, np.int32), rows)
+    loss = lambda x, w, b: linear_softmax_nll(x, w, b, targets, jax.numpy.ones(64), chunk_bytes=16 * 50 * 4)
+    softmax = jax.jit(jax.grad(loss, (0, 1, 2))).lower(x, np.ones((50, 8), np.float32), np.zeros(50, np.float32))
+    gathers = softmax.compile().as_text().count("all-gather")  # 4 chunks: each device scores only its own rows
+    print(json.dumps({"difference": difference, "replicated": placed_replicated, "sharded": seen, "gathers": gathers}))
     """
 )
 
@@ -146,6 +154,16 @@ def test_split_tables_train_as_replicated_ones_and_save_whole(runs):
         "lstm-lm", key=jax.random.key(0), vocab=sharded.vocabs, hidden_size=8, embedding_size=6, num_layers=1
     )
     assert max_difference(sharded, untrained) > 1e-3  # it did train
+
+
+def test_data_parallel_softmax_chunks_take_rows_of_every_device(runs):
+    """A chunk of the softmax takes every chunks-th position: split over devices, every device holds
+    rows of every chunk and computes them (contiguous chunks gathered the batch onto every device)."""
+    assert runs[1]["gathers"] == 0
+    from zoo_lm.softmax_loss import chunk_rows
+
+    assert chunk_rows(64 * 35, 10_000) == 160  # 11 chunks would do; 14 divide the 2,240 positions
+    assert chunk_rows(23, 50, 4 * 50 * 4) == 4  # no count from 6 to 12 divides 23: 6 chunks, padded
 
 
 def test_four_devices_on_two_processes_equal_one_process(runs):

@@ -9,6 +9,12 @@ loss's gradients in the same pass (the gradient of a softmax cross-entropy is
 known once its softmax is: ``(softmax - onehot) w_i``), so only one chunk's
 logits ever exist and the backward pass is three scalings. The matrix products
 are the ones the plain loss and its gradient need, no more.
+
+A chunk takes every ``chunks``-th position (chunk c: positions c, c + chunks, ...),
+not a contiguous run: when the positions are a data-parallel batch split over
+devices, every chunk then holds rows of every device, and each device computes
+its own rows of each chunk (with contiguous chunks the compiler gathers the
+whole batch onto every device, and each computes the whole softmax).
 """
 
 from __future__ import annotations
@@ -29,9 +35,12 @@ enough that each product keeps the matrix library's speed."""
 
 def chunk_rows(positions: int, vocab: int, chunk_bytes: int = CHUNK_BYTES) -> int:
     """Rows per chunk: the positions split as evenly as possible into chunks of
-    at most `chunk_bytes` of float32 logits (at least one row each)."""
-    chunks = max(1, -(-positions * vocab * 4 // chunk_bytes))
-    return max(1, -(-positions // chunks))
+    at most `chunk_bytes` of float32 logits (at least one row each); into a number
+    of chunks that divides the positions where one up to twice the fewest does
+    (no padding, and a batch split evenly over devices stays split evenly)."""
+    needed = max(1, -(-positions * vocab * 4 // chunk_bytes))
+    dividing = (c for c in range(needed, min(2 * needed, positions) + 1) if positions % c == 0)
+    return max(1, -(-positions // next(dividing, needed)))
 
 
 def linear_softmax_nll(
@@ -56,10 +65,17 @@ def linear_softmax_nll(
 
 
 def _chunked(rows: int, *arrays: Array) -> list[Array]:
-    """Each array's leading axis padded to a multiple of `rows` and split ``[chunks, rows, ...]``."""
+    """Each array's leading axis padded to a multiple of `rows` and dealt into ``[chunks, rows, ...]``:
+    chunk c holds positions c, c + chunks, c + 2 chunks, ..."""
     n = arrays[0].shape[0]
-    padded = -(-n // rows) * rows
-    return [jnp.pad(a, [(0, padded - n)] + [(0, 0)] * (a.ndim - 1)).reshape(-1, rows, *a.shape[1:]) for a in arrays]
+    chunks = -(-n // rows)
+    pad = lambda a: jnp.pad(a, [(0, chunks * rows - n)] + [(0, 0)] * (a.ndim - 1))
+    return [jnp.swapaxes(pad(a).reshape(rows, chunks, *a.shape[1:]), 0, 1) for a in arrays]
+
+
+def _unchunked(a: Array, n: int) -> Array:
+    """`_chunked`'s inverse: ``[chunks, rows, ...]`` back to the first `n` positions ``[n, ...]``."""
+    return jnp.swapaxes(a, 0, 1).reshape(-1, *a.shape[2:])[:n]
 
 
 def _chunk_logits(x, weight, bias):
@@ -103,10 +119,10 @@ def _nll_fwd(rows, x, weight, bias, targets, weights):
     chunks = tuple(_chunked(rows, x, targets, weights.astype(jnp.float32)))
     (total, d_weight, d_bias), (d_x, nll) = jax.lax.scan(body, zero, chunks)
     grads = (
-        d_x.reshape(-1, x.shape[1])[:n].astype(x.dtype),
+        _unchunked(d_x, n).astype(x.dtype),
         d_weight.astype(weight.dtype),
         d_bias.astype(bias.dtype),
-        nll.reshape(-1)[:n].astype(weights.dtype),
+        _unchunked(nll, n).astype(weights.dtype),
     )
     return total, grads
 
