@@ -77,8 +77,7 @@ def work_zoo(args: argparse.Namespace) -> dict:
         seed=args.seed,
         progress=False,
         backend=args.backend,
-        # fastText's threads each read their own share of the file at once: zoo reads the same streams
-        streams=args.threads if args.model == "fasttext" else 1,
+        streams=args.streams or (args.threads if args.model == "fasttext" else 1),
     )
     total = time.perf_counter() - start
     KeyedVectors.from_model(model).save_word2vec_format(args.vectors, binary=True)
@@ -166,6 +165,8 @@ def run_side(side: str, args: argparse.Namespace, text: Path, vectors: Path) -> 
     for name in ("model", "dim", "window", "negative", "min_count", "sample", "epochs", "threads", "seed", "repeat"):
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     command += ["--backend", args.backend, "--gensim-input", args.gensim_input]
+    if args.streams is not None:
+        command += ["--streams", str(args.streams)]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     out = child.stdout.read()
     _, status, usage = os.wait4(child.pid, 0)
@@ -266,6 +267,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sample", type=float, default=1e-3)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--streams",
+        type=int,
+        default=None,
+        help="places zoo reads the corpus from at once (default: --threads for fasttext, as fastText's threads "
+        "each read their share of the file; 1, file order, for the others)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--backend", choices=("auto", "numba", "jax"), default="auto", help="zoo's backend")
     parser.add_argument("--gensim-input", choices=("iterable", "corpus_file"), default="iterable")
