@@ -11,7 +11,7 @@ from zoo.errors import DataError, TrainingDiverged
 from zoo.vectors import KeyedVectors
 from zoo_word2vec.backends import numba_available
 from zoo_word2vec.fasttext_model import padded_subwords
-from zoo_word2vec.fit import build_vocab, fit
+from zoo_word2vec.fit import FASTTEXT_STREAMS, build_vocab, fit
 from zoo_word2vec.ngrams import fnv1a, fnv1a_many, ngram_buckets, ngrams, subword_table
 
 needs_numba = pytest.mark.skipif(not numba_available(), reason="numba (the 'fast' extra) is not installed")
@@ -241,4 +241,7 @@ def test_two_streams_read_the_corpus_from_its_start_and_its_middle_taking_turns(
     options = dict(threads=1, progress=False, job_words=2000, checkpoint=tmp_path / "run.ckpt.safetensors")
     fit(model, sentences[:400], streams=2, **options)
     with pytest.raises(DataError, match=r"streams=2 \(this run: 1\)"):
+        fit(model, sentences[:400], resume=True, streams=1, **options)
+    # unless told, FastText reads its corpus as fastText's default 12 threads do
+    with pytest.raises(DataError, match=rf"streams=2 \(this run: {FASTTEXT_STREAMS}\)"):
         fit(model, sentences[:400], resume=True, **options)

@@ -81,7 +81,9 @@ def make_step(
         in_updates = jnp.where(in_weight[..., None], grad_in[:, None, :], 0.0)
         noise_ok = (jnp.arange(negative + 1) == 0) | (outputs != outputs[..., :1])
         out_weight = mask[..., None] & noise_ok
-        syn0 = bounded_add(syn0, subwords, in_updates, in_weight.astype(syn0.dtype), max_row_hits)
+        # a center's rows take one update per context word, as skip-gram's input rows do: count them so
+        contexts = jnp.sum(mask, axis=1).astype(syn0.dtype)
+        syn0 = bounded_add(syn0, subwords, in_updates, in_weight * contexts[:, None], max_row_hits)
         syn1 = bounded_add(syn1, outputs, out_updates, out_weight.astype(syn1.dtype), max_row_hits)
         return (syn0, syn1), jnp.sum(losses), jnp.sum(mask)
 

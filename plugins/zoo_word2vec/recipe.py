@@ -74,6 +74,13 @@ class EmbeddingRecipe:
             help="CPU threads, and processes that count and encode the corpus (default: all cores)",
         )
         parser.add_argument(
+            "--streams",
+            type=argument_type("[1, inf)"),
+            default=None,
+            help="places the corpus is read from at once, as fastText's threads read their shares of the file "
+            "(default: 12 for fasttext, as fastText's default threads; 1, file order, for word2vec)",
+        )
+        parser.add_argument(
             "--backend",
             choices=BACKENDS,
             default="auto",
@@ -110,6 +117,7 @@ class EmbeddingRecipe:
             backend=options.backend,
             threads=options.threads,
             workers=options.threads,
+            streams=options.streams,
             seed=options.seed,
             tokenizer=options.tokenizer,
             encoding=options.encoding,

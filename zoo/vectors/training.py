@@ -461,6 +461,8 @@ class Word2Vec:
             seed=self.seed + len(self.history),
             threads=self.workers,
             job_words=self.batch_words,
+            # gensim reads an iterable in order and a corpus_file as one share per worker
+            streams=1 if corpus_file is None else self.workers,
             progress=False,
             tokenizer=tokenizer,
             epochs=self.epochs,
