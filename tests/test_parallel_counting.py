@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import filecmp
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -217,9 +218,15 @@ COUNT_ON_PROCESSES = textwrap.dedent(
     from zoo.training import distributed
     distributed.start(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), timeout=60)
     from zoo.data.corpus import count_tokens
+    from zoo.errors import ZooError
     counts = count_tokens(sys.argv[4], across_processes=True, workers=1)
+    try:  # the second process's share holds a bad byte: each process says what it knows
+        count_tokens(sys.argv[6:], across_processes=True)
+        error = "no error"
+    except ZooError as caught:
+        error = f"{type(caught).__name__}: {caught}"
     with open(sys.argv[5], "w") as out:
-        json.dump(list(counts.items()), out)
+        json.dump({"counts": list(counts.items()), "error": error}, out)
     """
 )
 
@@ -227,19 +234,21 @@ COUNT_ON_PROCESSES = textwrap.dedent(
 def test_two_processes_count_their_shares_and_both_get_the_one_process_counts(corpus, tmp_path):
     coordinator = f"127.0.0.1:{free_port()}"
     folder = str(corpus[0].parent)
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", COUNT_ON_PROCESSES, coordinator, "2", str(i), folder, str(tmp_path / f"{i}.json")],
-            env=process_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(2)
-    ]
-    finish(processes, timeout=120)
-    import json
-
-    want = list(count_tokens(corpus).items())
+    (tmp_path / "good.txt").write_text("fine words\n")
+    (tmp_path / "bad.txt").write_bytes(b"a bad \xff byte\n")
+    bad = [str(tmp_path / "good.txt"), str(tmp_path / "bad.txt")]
+    processes = []
     for i in range(2):
-        assert [tuple(pair) for pair in json.loads((tmp_path / f"{i}.json").read_text())] == want, f"process {i}"
+        args = [coordinator, "2", str(i), folder, str(tmp_path / f"{i}.json"), *bad]
+        command = [sys.executable, "-c", COUNT_ON_PROCESSES, *args]
+        processes.append(
+            subprocess.Popen(command, env=process_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
+    finish(processes, timeout=120)
+    want = list(count_tokens(corpus).items())
+    got = [json.loads((tmp_path / f"{i}.json").read_text()) for i in range(2)]
+    for i in range(2):
+        assert [tuple(pair) for pair in got[i]["counts"]] == want, f"process {i}"
+    refused = "DistributedError: process 1 could not count its share of the corpus (its own error says why)"
+    assert got[0]["error"] == refused
+    assert got[1]["error"].startswith("DataError: ") and "bad.txt:1: at byte offset 6" in got[1]["error"]

@@ -34,7 +34,7 @@ from zoo.data.corpus_files import CorpusPart, corpus_files, split_corpus
 from zoo.data.textfile import MAX_LINE_CHARS, open_text
 from zoo.data.tokenize import Tokenizer, get_tokenizer
 from zoo.data.vocab import SPECIALS, Vocab
-from zoo.errors import DataError
+from zoo.errors import DataError, ZooError
 
 __all__ = [
     "MAX_LINE_CHARS",
@@ -185,8 +185,13 @@ def count_tokens(
         share, pool = parts_and_workers(source, workers, tokenizer=tokenizer, encoding=encoding)
     found = ordered_map(_count_part, share, workers=pool, initializer=_start_reader,
                         initargs=(tokenizer, encoding, errors))  # fmt: skip
-    counts = corpus_pool.merge_counts(found)
-    return corpus_pool.gather_counts(counts, parts) if across_processes else counts
+    if not across_processes:
+        return corpus_pool.merge_counts(found)
+    try:
+        counts: Counter[str] | Exception = corpus_pool.merge_counts(found)
+    except ZooError as error:  # bad data in this process's share: the others hear of it, not wait for it
+        counts = error
+    return corpus_pool.gather_counts(counts, parts)
 
 
 def parts_and_workers(

@@ -146,28 +146,39 @@ def process_share(parts: Sequence[CorpusPart]) -> list[CorpusPart]:
     return list(parts[index * len(parts) // count : (index + 1) * len(parts) // count])
 
 
-def gather_counts(local: Counter[str], parts: Sequence[CorpusPart]) -> Counter[str]:
+def gather_counts(local: Counter[str] | Exception, parts: Sequence[CorpusPart]) -> Counter[str]:
     """Every process's `local` counts (those of its `process_share` of `parts`), merged in process
     order, which is part order: the same counts on every process, those of one process reading all.
 
     The counts travel as bytes (`counts_to_bytes`, padded to the longest) through
-    ``multihost_utils.process_allgather``. Every process must call it with the same parts (the same
-    files): if one sees other files, every process raises `DistributedError`.
+    ``multihost_utils.process_allgather``. Every process must call it, with the same parts (the same
+    files): if one sees other files, every process raises `DistributedError`. A process whose
+    counting failed passes its error as `local`: it raises it, and the others a `DistributedError`
+    naming it (rather than waiting for its counts forever).
     """
     count = process_count()
     if count == 1:
+        if isinstance(local, Exception):
+            raise local
         return local
+    import jax
     from jax.experimental import multihost_utils
 
-    payload = counts_to_bytes(local)
+    failed = isinstance(local, Exception)
+    payload = counts_to_bytes(Counter() if failed else local)
     # bytes only: JAX would narrow int64 to int32 without jax_enable_x64
-    head = np.array([payload.size, _fingerprint(parts)], dtype=np.int64).view(np.uint8)
+    head = np.array([payload.size, _fingerprint(parts), failed], dtype=np.int64).view(np.uint8)
     heads = np.ascontiguousarray(multihost_utils.process_allgather(head), dtype=np.uint8)
-    heads = heads.reshape(count, 16).view(np.int64)
+    heads = heads.reshape(count, 24).view(np.int64)
+    if failed:
+        raise local
+    if heads[:, 2].any():
+        which = ", ".join(str(i) for i in np.flatnonzero(heads[:, 2]).tolist())
+        raise DistributedError(f"process {which} could not count its share of the corpus (its own error says why)")
     if len(set(heads[:, 1].tolist())) > 1:
         raise DistributedError(
-            "the processes of this run see different corpus files (names or sizes differ): give every process "
-            "the same files, on a shared file system or copied alike"
+            f"the processes of this run see different corpus files (names or sizes differ; this is process "
+            f"{jax.process_index()}): give every process the same files, on a shared file system or copied alike"
         )
     padded = np.zeros(int(heads[:, 0].max()), dtype=np.uint8)
     padded[: payload.size] = payload
