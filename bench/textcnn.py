@@ -62,6 +62,7 @@ def _run(train: LabelledTexts, test: LabelledTexts, args, keyed, seed: int) -> d
         vectors=keyed,
         vocab=vocab,
         patience=args.patience or None,
+        optimizer=args.optimizer,
         pad_to_longest=args.pad_to_longest,
         progress=not args.quiet,
         overrides=overrides,
@@ -84,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=25, help="at most this many epochs (Kim: 25)")
     parser.add_argument("--patience", type=int, default=0, help="stop after N epochs without a dev gain (0: never)")
     parser.add_argument("--tokenizer", default="kim", help="how to split the text (Kim: 'kim'; any zoo tokeniser)")
+    parser.add_argument(
+        "--optimizer", choices=["adadelta", "adam"], default="adadelta", help="Kim's adadelta (default) or adam"
+    )
     parser.add_argument(
         "--pad-to-longest",
         action=argparse.BooleanOptionalAction,

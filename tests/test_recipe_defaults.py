@@ -8,17 +8,22 @@ from __future__ import annotations
 import argparse
 import re
 
+import equinox as eqx
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import zoo
+from zoo.data.vocab import Vocab
 from zoo.errors import InvalidParameterError
 from zoo_tagger.data import read_tagged
 from zoo_tagger.recipe import EPOCHS as TAGGER_EPOCHS
 from zoo_tagger.recipe import evaluate_tagger
 from zoo_tagger.recipe import recipe as tagger_recipe
+from zoo_textcnn.optim import kim_optimizer, textcnn_optimizer
 from zoo_textcnn.recipe import EPOCHS as TEXTCNN_EPOCHS
-from zoo_textcnn.recipe import accuracy, read_data
+from zoo_textcnn.recipe import FEW_TEXTS, accuracy, read_data, small_data_note
 from zoo_textcnn.recipe import recipe as textcnn_recipe
 
 TINY_TAGGER = {"embedding_size": 8, "char_embedding_size": 4, "maps": [4], "hidden_size": 8, "dropout": 0.0}
@@ -100,8 +105,10 @@ def test_textcnn_stops_after_patience_and_saves_the_best_epoch(tmp_path, capsys)
     argv = ["--data", str(tmp_path / "train.tsv"), "--valid", str(tmp_path / "dev.tsv")]
     argv += ["--out", str(tmp_path / "c.safetensors"), "--patience", "2", "--batch-size", "20", "--quiet"]
     options = _options(textcnn_recipe, argv)
+    assert options.optimizer == "adam" and options.lr is None  # Adam at 1e-3; Kim's Adadelta is --optimizer adadelta
     path = textcnn_recipe.train("textcnn", options, dict(TINY_CNN))
-    said = STOPPED.search(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    said = STOPPED.search(out)
     assert said, "the recipe should say it stopped early and which epoch it saves"
     stopped_at, patience, best = (int(g) for g in said.groups()[:3])
     # ties go to the later epoch (Kim), so the saved epoch may be one that only equalled the best
@@ -109,3 +116,44 @@ def test_textcnn_stops_after_patience_and_saves_the_best_epoch(tmp_path, capsys)
     model = zoo.load(path)
     dev = read_data(tmp_path / "dev.tsv", text_column=None, label_column=None, lowercase=True)
     assert accuracy(model, dev) == pytest.approx(float(said.group(4)), abs=1e-4)
+    assert "note: 120 training texts are few for a TextCNN" in out and "--vectors FILE" in out
+
+
+def test_textcnn_small_data_note_only_without_vectors_below_the_threshold():
+    assert "1,999 training texts" in small_data_note(1999, vectors=False)
+    assert small_data_note(1999, vectors=True) is None
+    assert small_data_note(FEW_TEXTS, vectors=False) is None
+
+
+def _cnn_params():
+    vocab = Vocab.build([["good", "bad", "film"]], specials=("pad", "unk"))
+    labels = Vocab(["neg", "pos"], specials={})
+    model = zoo.build("textcnn", key=jax.random.key(0), vocab={"words": vocab, "labels": labels}, **TINY_CNN)
+    return model, eqx.filter(model, eqx.is_inexact_array)
+
+
+def _steps(optimizer, params, n: int = 3):
+    """`n` updates of `optimizer` with a fixed, non-uniform gradient; the parameters after them."""
+    grads = jax.tree.map(lambda x: jnp.linspace(-2.0, 3.0, x.size).reshape(x.shape), params)
+    state = optimizer.init(params)
+    for _ in range(n):
+        updates, state = optimizer.update(grads, state, params)
+        params = eqx.apply_updates(params, updates)
+    return params
+
+
+def test_textcnn_optimizers_adadelta_is_kims_rule_and_adam_keeps_max_norm_and_static_tables():
+    model, params = _cnn_params()
+    kim, adadelta = _steps(kim_optimizer(), params), _steps(textcnn_optimizer("adadelta"), params)
+    for a, b in zip(jax.tree.leaves(kim), jax.tree.leaves(adadelta), strict=True):
+        np.testing.assert_array_equal(a, b)
+    adam = _steps(textcnn_optimizer("adam", max_norm_limit=0.01), params, n=20)
+    assert not np.allclose(adam.encoder.filters[0], kim.encoder.filters[0])
+    # unbounded, 20 Adam steps of ~1e-3 would take each class's weights (from zero) to a norm of ~0.04
+    np.testing.assert_allclose(np.linalg.norm(adam.output.weight, axis=-1), 0.01, rtol=1e-4)
+    static = textcnn_optimizer("adam", train_embeddings=False)
+    np.testing.assert_array_equal(_steps(static, params).embedder.weight, model.embedder.weight)
+    state_size = lambda o: sum(x.size for x in jax.tree.leaves(o.init(params)))
+    assert state_size(textcnn_optimizer("adam")) - state_size(static) == 2 * model.embedder.weight.size
+    with pytest.raises(ValueError, match="optimizer must be one of"):
+        textcnn_optimizer("sgd")
