@@ -233,3 +233,10 @@ def test_ppmi_logs_each_phase_with_its_duration_and_sizes(tmp_path, capfd):
     assert svd["dim"] == 5 and svd["solver"] == "arpack" and svd["top_singular_value"] > 0
     assert f"PPMI: {ppmi['nnz']} positive entries" in err and "SVD: 5 dimensions (arpack)" in err
     assert [r["elapsed"] for r in records] == sorted(r["elapsed"] for r in records)
+    # phases have no step: plotting against it says to draw against elapsed time, which works
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "ppmi.png"
+    assert main(["plot", "curve", str(log), "--metric", "seconds", "--out", str(png)]) == 2
+    assert "no record of the log has a number for 'step'" in capfd.readouterr().err
+    assert main(["plot", "curve", str(log), "--metric", "seconds", "--x", "elapsed", "--out", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

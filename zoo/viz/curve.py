@@ -52,6 +52,10 @@ def plot_curve(
     if missing:
         found = ", ".join(curve_metrics(records)) or "none"
         raise DataError(f"no record of the log has {', '.join(missing)}; its metrics are: {found}")
+    if not any(_number(r.get(x)) for r in records):
+        other = next((o for o in ("step", "elapsed") if o != x and any(_number(r.get(o)) for r in records)), None)
+        hint = f"; draw against {other} instead (zoo plot curve --x {other})" if other else ""
+        raise DataError(f"no record of the log has a number for {x!r} to draw against{hint}")
     try:
         import matplotlib
 
