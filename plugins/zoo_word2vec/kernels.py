@@ -98,7 +98,6 @@ def negative_sampling(hidden, grad_hidden, syn1, target, negative, alpha, state,
 
     Adds ``d loss / d hidden`` (times -alpha) into `grad_hidden`; returns ``(state, loss)``.
     """
-    dim = hidden.shape[0]
     loss = 0.0
     for d in range(negative + 1):
         if d == 0:
@@ -108,17 +107,23 @@ def negative_sampling(hidden, grad_hidden, syn1, target, negative, alpha, state,
             if word == target:
                 continue
             label = 0.0
-        row = syn1[word]
-        f = np.float32(0.0)
-        for k in range(dim):
-            f += hidden[k] * row[k]
-        g, pair_loss = _logistic_step(f, label, alpha)
-        loss += pair_loss
-        g32 = np.float32(g)
-        for k in range(dim):
-            grad_hidden[k] += g32 * row[k]
-            row[k] += g32 * hidden[k]
+        loss += output_update(hidden, grad_hidden, syn1[word], label, alpha)
     return state, loss
+
+
+@njit(nogil=True, inline="always")
+def output_update(hidden, grad_hidden, row, label, alpha):
+    """One output `row` against `hidden` with `label` (1: the target, 0: noise): adds the step
+    (times -alpha) to `grad_hidden`, updates `row` in place; returns the pair's loss."""
+    f = np.float32(0.0)
+    for k in range(hidden.shape[0]):
+        f += hidden[k] * row[k]
+    g, pair_loss = _logistic_step(f, label, alpha)
+    g32 = np.float32(g)
+    for k in range(hidden.shape[0]):
+        grad_hidden[k] += g32 * row[k]
+        row[k] += g32 * hidden[k]
+    return pair_loss
 
 
 @njit(nogil=True, inline="always")
@@ -384,16 +389,7 @@ def fasttext_job(
                         if other < 0:
                             continue
                         label = 0.0
-                    row = syn1[other]
-                    f = np.float32(0.0)
-                    for k in range(dim):
-                        f += hidden[k] * row[k]
-                    g, pair_loss = _logistic_step(f, label, alpha)
-                    loss += pair_loss
-                    g32 = np.float32(g)
-                    for k in range(dim):
-                        grad[k] += g32 * row[k]
-                        row[k] += g32 * hidden[k]
+                    loss += output_update(hidden, grad, syn1[other], label, alpha)
                 for k in range(dim):
                     total[k] += grad[k]
                     hidden[k] += moves * grad[k]
