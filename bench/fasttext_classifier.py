@@ -67,9 +67,9 @@ def side_fasttext(args: argparse.Namespace, pairs: list[tuple[Path, Path]]) -> l
 
 
 def side_zoo(args: argparse.Namespace, pairs: list[tuple[Path, Path]]) -> list[dict]:
-    from zoo_fasttext_sup.data import read_labelled
-    from zoo_fasttext_sup.fit import fit
-    from zoo_fasttext_sup.recipe import score
+    from zoo_word2vec.classifier.data import read_labelled
+    from zoo_word2vec.classifier.fit import fit
+    from zoo_word2vec.classifier.recipe import score
 
     settings = {"dim": args.dim, "bucket": args.bucket, "word_ngrams": args.word_ngrams}
     warm = read_labelled(pairs[0][0]).subset(range(20))  # compile (or load) the kernels off the clock

@@ -11,10 +11,10 @@ import pytest
 import zoo
 from zoo.cli.main import main
 from zoo.data.paths import shared_data
-from zoo_fasttext_sup.data import read_labelled
-from zoo_fasttext_sup.features import Featurizer
-from zoo_fasttext_sup.fit import fit
-from zoo_fasttext_sup.recipe import score
+from zoo_word2vec.classifier.data import read_labelled
+from zoo_word2vec.classifier.features import Featurizer
+from zoo_word2vec.classifier.fit import fit
+from zoo_word2vec.classifier.recipe import score
 
 NAME = "fasttext-classifier"
 SMALL = {"dim": 16, "bucket": 5000, "word_ngrams": 2}

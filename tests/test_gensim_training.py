@@ -15,8 +15,9 @@ import zoo
 from zoo.data.corpus import build_word_vocab
 from zoo.errors import DataError, InvalidParameterError, WeightsError
 from zoo.vectors import CallbackAny2Vec, FastText, KeyedVectors, Word2Vec
-from zoo.vectors.training import _count, _effective_min_count
 from zoo_word2vec.backends import numba_available
+from zoo_word2vec.gensim_api.vocabulary import count_words as _count
+from zoo_word2vec.gensim_api.vocabulary import effective_min_count as _effective_min_count
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="numba (the 'fast' extra) is not installed")
 
@@ -219,11 +220,11 @@ def test_a_vocabulary_update_keeps_every_trained_row_and_training_goes_on(farm, 
 def test_a_new_vocabulary_must_extend_the_old_one(farm):
     model = Word2Vec(farm, **QUICK)
     from zoo.data.vocab import Vocab
-    from zoo.vectors.training import _fitting_recipe
+    from zoo_word2vec.vocab_update import grow_vocab
 
     other = Vocab(["zebra", *model.wv.index_to_key], [1] * 33)
     with pytest.raises(DataError, match="must start with the model's 32 words"):
-        _fitting_recipe(model.name).grow_vocab(model.zoo_model, other, key=jax.random.key(0))
+        grow_vocab(model.zoo_model, other, key=jax.random.key(0))
 
 
 # -- callbacks --------------------------------------------------------------------------------

@@ -210,7 +210,7 @@ def test_a_fasttext_bin_keeps_its_subwords(home, tmp_path):
     path = write_fasttext_bin(tmp_path / "ft.bin", model)
     entry = import_file(path, "ft.mine")
     assert entry.architecture == "4 words, dim 3, fastText subwords"
-    stored, original = KeyedVectors.load("ft.mine"), KeyedVectors.load_fasttext_bin(path)
+    stored, original = KeyedVectors.load("ft.mine"), KeyedVectors.load(path)
     assert stored.index_to_key == original.index_to_key
     np.testing.assert_array_equal(stored.counts, original.counts)
     for word in ("hello", "hellos", "wor", "cafés"):  # in the vocabulary, and outside it

@@ -24,10 +24,18 @@ from hypothesis import strategies as st
 import zoo
 from zoo.cli.main import main
 from zoo.errors import DataError
-from zoo.vectors import FastTextArgs, FastTextModel, KeyedVectors, read_fasttext_bin, read_word2vec, write_fasttext_bin
-from zoo.vectors.subwords import count_ngrams, fnv1a, ngram_hashes
+from zoo.vectors import (
+    FastTextArgs,
+    FastTextKeyedVectors,
+    FastTextModel,
+    KeyedVectors,
+    read_fasttext_bin,
+    read_word2vec,
+    write_fasttext_bin,
+)
+from zoo_word2vec.subwords import count_ngrams, fnv1a, ngram_hashes
 
-# -- a direct statement of fastText's n-gram rules, independent of zoo.vectors.subwords --------
+# -- a direct statement of fastText's n-gram rules, independent of zoo_word2vec.subwords ------
 
 
 def reference_ngrams(word: bytes, minn: int, maxn: int) -> list[bytes]:
@@ -195,7 +203,7 @@ def _zip_bytes(tmp_path) -> bytes:
 @pytest.mark.parametrize(
     ("make", "named"),
     [
-        (lambda tmp: struct.pack("<2i", 793712314, 12) + bytes(60), "this is a fastText .bin model file"),
+        (lambda tmp: struct.pack("<2i", 793712314, 12) + bytes(60), "this is a fastText .bin model"),
         (lambda tmp: pickle.dumps({"vectors": [1.0]}), "Python pickle .* never loads"),
         (_zip_bytes, "zip archive"),
         (lambda tmp: b"\x93NUMPY\x01\x00" + bytes(40), "NumPy .npy"),
@@ -261,7 +269,7 @@ def test_a_hand_made_bin_is_read_whole(hand_bin):
 
 def test_vectors_of_a_hand_made_bin_follow_the_ngram_rules(hand_bin):
     path, matrix, _ = hand_bin
-    kv = KeyedVectors.load_fasttext_bin(path, encoding="latin-1")
+    kv = FastTextKeyedVectors.load_fasttext_bin(path, encoding="latin-1")
     nwords = len(ENTRIES)
     for index, (spelling, _, _) in enumerate(ENTRIES):  # own row and n-grams of the bytes in the file
         word = spelling.decode("latin-1")
@@ -325,7 +333,7 @@ def test_every_truncation_is_a_data_error(hand_bin, tmp_path):
     for end in range(4, len(data)):
         cut.write_bytes(data[:end])
         with pytest.raises(DataError, match=str(cut)):
-            KeyedVectors.load_fasttext_bin(cut, encoding="latin-1")
+            FastTextKeyedVectors.load_fasttext_bin(cut, encoding="latin-1")
     packed = tmp_path / "cut.bin.gz"
     packed.write_bytes(gzip.compress(data)[:-30])
     with pytest.raises(DataError):
@@ -445,7 +453,7 @@ def test_zoo_fasttext_converts_exactly(zoo_fasttext, tmp_path):
 
 def test_vectors_without_subwords_cannot_be_a_bin(tmp_path):
     with pytest.raises(DataError, match="no fastText subwords"):
-        KeyedVectors(["a"], np.ones((1, 2))).save_fasttext_bin(tmp_path / "x.bin")
+        FastTextKeyedVectors(["a"], np.ones((1, 2))).save_fasttext_bin(tmp_path / "x.bin")
 
 
 # -- the fastText package and gensim, where installed -------------------------------------------
@@ -471,7 +479,7 @@ def train(fasttext_package, method: str, *args, **kwargs):
 def test_fasttext_reads_the_hand_made_bin_as_zoo_does(fasttext_package, hand_bin):
     path, matrix, _ = hand_bin
     loaded = fasttext_package.load_model(str(path))
-    kv = KeyedVectors.load_fasttext_bin(path, encoding="latin-1")
+    kv = FastTextKeyedVectors.load_fasttext_bin(path, encoding="latin-1")
     for word in ["hello", "</s>", "hellö", "x", "", "ab"]:  # utf-8 queries, as the package sends them
         expected = reference_vector(matrix, kv.key_to_index.get(word), word.encode(), len(ENTRIES), ARGS)
         np.testing.assert_allclose(loaded.get_word_vector(word), expected, rtol=1e-6, atol=1e-7)

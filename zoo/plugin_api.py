@@ -23,7 +23,9 @@ The names, by job:
   a loop's progress and metrics log (`Progress`, `open_log`);
 - recipes (``zoo train NAME``'s options): `Recipe`, `resolve_spec`, the
   ``add_*_argument(s)`` helpers;
-- word vectors: `KeyedVectors`, `subwords` (fastText's n-grams and hash);
+- word vectors: `KeyedVectors`; what a plugin's vector format or subword model implements
+  (`VectorFormat`, `SubwordModel`, see `zoo.vectors.extensions`) and the bounded binary reading
+  formats share (`open_binary`, `decode_word`, ...);
 - errors: every `zoo.ZooError` subclass.
 
 Names load on first use, so a plugin's light entry module (its hooks) can
@@ -70,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": "zoo.naming.hookspecs:hookimpl",
     "ModelSpec": "zoo.naming.spec:ModelSpec",
     "argument_type": "zoo.naming.domains:argument_type",
+    "check_hyperparameter": "zoo.naming.hyperparameters:check_hyperparameter",
     # building blocks
     **{
         name: f"zoo.nn:{name}"
@@ -92,6 +95,7 @@ _EXPORTS: dict[str, str] = {
     "count_tokens": "zoo.data.corpus:count_tokens",
     "iter_ids": "zoo.data.corpus:iter_ids",
     "iter_lines": "zoo.data.corpus:iter_lines",
+    "iter_sentences": "zoo.data.corpus:iter_sentences",
     "CorpusPart": "zoo.data.corpus_files:CorpusPart",
     "corpus_files": "zoo.data.corpus_files:corpus_files",
     "split_corpus": "zoo.data.corpus_files:split_corpus",
@@ -145,9 +149,17 @@ _EXPORTS: dict[str, str] = {
     "generate_text": "zoo.generation:generate_text",
     "pearson": "zoo.eval.similarity:pearson",
     "spearman": "zoo.eval.similarity:spearman",
-    # word vectors
+    # word vectors, their files and the formats and subword models a plugin provides
     "KeyedVectors": "zoo.vectors:KeyedVectors",
-    "subwords": "zoo.vectors.subwords",
+    "VectorFormat": "zoo.vectors.extensions:VectorFormat",
+    "SubwordModel": "zoo.vectors.extensions:SubwordModel",
+    "read_if_vectors": "zoo.vectors.zoo_file:read_if_vectors",
+    "is_safetensors": "zoo.building.files:is_safetensors",
+    "locate": "zoo.building.locate:locate",
+    **{
+        name: f"zoo.vectors.reading:{name}"
+        for name in ("CORRUPT_GZIP", "MAX_WORD_BYTES", "corrupt_gzip", "decode_word", "open_binary")
+    },
     # errors
     **{
         name: f"zoo.errors:{name}"

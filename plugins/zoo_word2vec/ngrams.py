@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from zoo.plugin_api import subwords
+from zoo_word2vec import subwords
 
 __all__ = ["fnv1a", "fnv1a_many", "ngram_buckets", "ngrams", "subword_table"]
 
@@ -25,7 +25,7 @@ _FNV_PRIME = 16777619
 
 def fnv1a(text: str) -> int:
     """fastText's 32-bit FNV-1a of the UTF-8 bytes of `text` (each byte sign-extended first;
-    `zoo.vectors.subwords.fnv1a`, which a fastText ``.bin`` file's n-grams use too)."""
+    `zoo_word2vec.subwords.fnv1a`, which a fastText ``.bin`` file's n-grams use too)."""
     return subwords.fnv1a(text.encode("utf-8"))
 
 

@@ -43,24 +43,7 @@ _SETTINGS = {
 
 
 class EmbeddingRecipe:
-    """Count the vocabulary, train with the compiled kernels (or JAX), save one file.
-
-    It is also a `zoo.training.recipes.FittingRecipe`: the core's gensim-shaped
-    `zoo.vectors.Word2Vec` and `zoo.vectors.FastText` train through `fit` and grow
-    vocabularies through `grow_vocab`, knowing the family only by its registry names.
-    """
-
-    def fit(self, model: Any, corpus: Any, **options: Any) -> tuple[Any, Any]:
-        """`zoo_word2vec.fit.fit(model, corpus, **options)`: ``(trained model, TrainStats)``."""
-        from zoo_word2vec.fit import fit
-
-        return fit(model, corpus, **options)
-
-    def grow_vocab(self, model: Any, vocab: Any, *, key: Any) -> Any:
-        """`model` with the larger vocabulary `vocab` (`zoo_word2vec.vocab_update.grow_vocab`)."""
-        from zoo_word2vec.vocab_update import grow_vocab
-
-        return grow_vocab(model, vocab, key=key)
+    """Count the vocabulary, train with the compiled kernels (or JAX), save one file."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)

@@ -10,10 +10,11 @@
 - a zoo vectors file (`zoo.vectors.zoo_file`): checked the same way (checksum,
   then every tensor against its metadata);
 - word vectors in another format: a word2vec text or binary file, a GloVe text
-  file (no header) or a fastText ``.vec`` (word2vec text), read by the
-  `KeyedVectors` readers; or a fastText ``.bin`` model, whose n-gram buckets
-  come along so that words outside the vocabulary keep fastText's vectors. They
-  become a zoo vectors file, which `KeyedVectors.load` and ``zoo vectors`` read.
+  file (no header) or a ``.vec`` (word2vec text), read by the `KeyedVectors`
+  readers; or a file in a format an installed plugin reads
+  (`zoo.vectors.extensions`), whose subword model comes along so that words
+  outside the vocabulary keep their vectors. They become a zoo vectors file,
+  which `KeyedVectors.load` and ``zoo vectors`` read.
 
 The file is read and checked before the store is touched; the store's lock is
 then held only to write it (atomically, `zoo.building.files.write_atomic`) and
@@ -24,24 +25,47 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from zoo.building.files import is_safetensors
 from zoo.building.hub import canonical, hub_file, is_address
 from zoo.building.store import Store, StoreEntry, check_name, default_store
-from zoo.errors import DataError, WeightsError
+from zoo.errors import DataError, WeightsError, close_matches
 from zoo.naming.registry import Registry  # light: no JAX until a file is read
 
-__all__ = ["FORMATS", "import_file"]
+__all__ = ["CORE_FORMATS", "formats", "import_file"]
 
-FORMATS = {
+
+class _TextFormat(NamedTuple):
+    what: str  # what it is, for --help
+    title: str  # its short name, for listings
+    binary: bool  # `KeyedVectors.load_word2vec_format`'s arguments that read it
+    no_header: bool
+
+
+_TEXT_FORMATS = {
+    "word2vec": _TextFormat(
+        "word2vec text, with a '<count> <dim>' header (.vec files too)", "word2vec text", False, False
+    ),
+    "word2vec-binary": _TextFormat("word2vec's binary format", "word2vec binary", True, False),
+    "glove": _TextFormat("GloVe text: a word and its numbers per line, no header", "GloVe text", False, True),
+}
+"""The exchange formats the core reads."""
+
+CORE_FORMATS = {
     "auto": "told apart by the first bytes",
     "zoo": "a zoo model or vectors file (.safetensors)",
-    "word2vec": "word2vec text, with a '<count> <dim>' header (fastText's .vec too)",
-    "word2vec-binary": "word2vec's binary format",
-    "glove": "GloVe text: a word and its numbers per line, no header",
-    "fasttext": "a fastText .bin model (its n-gram buckets come along)",
+    **{name: text.what for name, text in _TEXT_FORMATS.items()},
 }
-"""The formats `import_file` reads, with what each is."""
+"""The formats `import_file` reads without a plugin, with what each is."""
+
+
+def formats(registry: Registry | None = None) -> dict[str, str]:
+    """Every format `import_file` reads, with what each is: the core's, then the installed plugins'."""
+    from zoo.vectors.extensions import format_entries
+
+    plugged = {name: entry.summary or name for name, entry in format_entries(registry).items()}
+    return {**CORE_FORMATS, **{k: v for k, v in plugged.items() if k not in CORE_FORMATS}}
 
 
 def import_file(
@@ -61,7 +85,7 @@ def import_file(
 
     **Arguments:**
 
-    - `format`: one of `FORMATS` (``"auto"`` tells them apart).
+    - `format`: one of `formats()` (``"auto"`` tells them apart).
     - `replace`: store over an entry of that name (else it is refused).
     - `limit`: keep only the first (most frequent) words of a vectors file.
     - `store`: the store (default: `default_store`, ``$ZOO_HOME``).
@@ -73,8 +97,9 @@ def import_file(
     """
     check_name(name)
     store = store or default_store()
-    if format not in FORMATS:
-        raise DataError(f"unknown format {format!r}; choose one of {sorted(FORMATS)}")
+    known = formats(registry)
+    if format not in known:
+        raise DataError(f"unknown format {format!r}; choose one of {sorted(known)}." + close_matches(format, known))
     text = os.fspath(source)
     cached = is_address(text) and not os.path.lexists(text)
     path = hub_file(text) if cached else Path(source)
@@ -125,6 +150,7 @@ def _import_vectors(
     path: Path, name: str, where: str, store: Store, replace: bool, limit: int | None, format: str
 ) -> StoreEntry:
     from zoo.building.weights import seal, write_atomic
+    from zoo.vectors.extensions import format_entries, read_format
     from zoo.vectors.keyed import KeyedVectors
     from zoo.vectors.zoo_file import vectors_tensors
 
@@ -132,12 +158,12 @@ def _import_vectors(
         keyed, described = KeyedVectors.load(path, limit=limit), _describe_format(path)
     elif format == "zoo":
         keyed, described = KeyedVectors.load(path, limit=limit), "zoo vectors file"
-    elif format == "fasttext":
-        keyed, described = KeyedVectors.load_fasttext_bin(path, limit=limit), "fastText .bin"
+    elif format in _TEXT_FORMATS:
+        text = _TEXT_FORMATS[format]
+        keyed = KeyedVectors.load_word2vec_format(path, binary=text.binary, limit=limit, no_header=text.no_header)
+        described = text.title
     else:
-        binary, no_header = format == "word2vec-binary", format == "glove"
-        keyed = KeyedVectors.load_word2vec_format(path, binary=binary, limit=limit, no_header=no_header)
-        described = {"word2vec": "word2vec text", "word2vec-binary": "word2vec binary", "glove": "GloVe text"}[format]
+        keyed, described = read_format(path, format, limit=limit), format_entries()[format].title
     if len(keyed) == 0:
         raise DataError(f"{path} holds no word vectors")
     source = f"{where} ({described})"
@@ -155,21 +181,28 @@ def _import_vectors(
 
 
 def _describe_vectors(words: int, dim: int, oov: object) -> str:
-    return f"{words} words, dim {dim}" + (", fastText subwords" if oov is not None else "")
+    from zoo.naming.registry import default_registry
+    from zoo.vectors.extensions import subword_owner
+
+    owner = subword_owner(oov)
+    kept = "" if owner is None else f", {default_registry().subwords[owner[0]].title}"
+    return f"{words} words, dim {dim}{kept}"
 
 
 def _describe_format(path: Path) -> str:
     """What `KeyedVectors.load` took `path` for, in words."""
-    from zoo.vectors.fasttext_bin import is_fasttext_bin
-    from zoo.vectors.formats import detect_binary, open_binary
+    from zoo.vectors.extensions import sniff
+    from zoo.vectors.formats import detect_binary
+    from zoo.vectors.reading import open_binary
 
     if is_safetensors(path):
         return "zoo file"
-    if is_fasttext_bin(path):
-        return "fastText .bin"
+    plugged = sniff(path)
+    if plugged is not None:
+        return plugged.title
     if detect_binary(path):
-        return "word2vec binary"
+        return _TEXT_FORMATS["word2vec-binary"].title
     with open_binary(path, "vectors file") as handle:
         first = handle.readline(1 << 16).split()
     header = len(first) == 2 and all(part.isdigit() for part in first)
-    return "word2vec text" if header else "GloVe text"
+    return next(text.title for text in _TEXT_FORMATS.values() if not text.binary and text.no_header != header)

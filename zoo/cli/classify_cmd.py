@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     model = load(args.model)
     if not isinstance(model, Classifier) or "labels" not in model.vocabs:
-        raise ZooError(f"{model.spec.name!r} does not classify texts; train a classifier (zoo train textcnn)")
+        raise ZooError(f"{model.spec.name!r} does not classify texts; train a classifier (zoo list shows the models)")
     labels = model.vocabs["labels"].tokens
     lines = []
     for text, probs in zip(texts, model.predict_proba(texts), strict=True):

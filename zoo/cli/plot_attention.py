@@ -14,7 +14,7 @@ __all__ = ["register"]
 
 
 def register(kinds: argparse._SubParsersAction) -> None:
-    p = kinds.add_parser("attention", help="heatmap of a seq2seq model's attention on one input")
+    p = kinds.add_parser("attention", help="heatmap of a translating model's attention on one input")
     p.add_argument("model", type=Path, help="a .safetensors file saved by zoo")
     p.add_argument("text", help="the source sentence")
     p.add_argument("--out", type=output_path, default="attention.png", help="PNG to write (default attention.png)")

@@ -12,7 +12,7 @@ __all__ = ["register"]
 
 def register(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("embeddings", help="2-D PCA projection of word vectors")
-    p.add_argument("model", type=Path, help="zoo model file of an embedder, or a word2vec file")
+    p.add_argument("model", type=Path, help="zoo model file of an embedder, or a word-vectors file")
     p.add_argument("--words", required=True, help="comma-separated words to draw (at least two)")
     p.add_argument("--out", type=output_path, required=True, help="PNG file to write")
     p.add_argument("--title", help="figure title")

@@ -1,7 +1,7 @@
 """``zoo import FILE --as NAME.TAG`` and ``zoo models``: the local model store.
 
-``zoo import`` checks a zoo file as `zoo.load` does (or converts a word2vec,
-GloVe or fastText file to a zoo vectors file) and stores it under a name, which
+``zoo import`` checks a zoo file as `zoo.load` does (or converts a word2vec or
+GloVe file, or one in a format a plugin reads, to a zoo vectors file) and stores it under a name, which
 every command that takes a model file then accepts (``zoo vectors similar
 glove.mine king``). ``zoo models`` lists what is stored; ``--remove NAME.TAG``
 takes an entry out. The store is ``$ZOO_HOME`` (default: ``~/.cache/zoo``).
@@ -22,18 +22,21 @@ _count = argument_type("[1, inf)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from zoo.building.intake import FORMATS
+    from zoo.building.intake import formats
+    from zoo.naming.registry import Registry
 
+    known = formats(Registry.from_catalogue())  # the built-in plugins' formats; others are accepted too
     p = sub.add_parser(
         "import",
-        help="store a zoo file, or word2vec/GloVe/fastText vectors, under a name (NAME.TAG)",
+        help="store a zoo file, or word vectors (word2vec, GloVe, a plugin's format), under a name (NAME.TAG)",
         description="Check FILE as zoo.load checks a zoo file (or convert word vectors to a zoo vectors file) "
         "and store it as NAME.TAG in the model store ($ZOO_HOME, default ~/.cache/zoo). Formats: "
-        + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()),
+        + "; ".join(f"{k}: {v}" for k, v in known.items())
+        + "; and those of other installed plugins",
     )
-    p.add_argument("file", type=Path, help="a zoo .safetensors file, or a word2vec/GloVe/fastText vectors file")
+    p.add_argument("file", type=Path, help="a zoo .safetensors file, or a word-vectors file")
     p.add_argument("--as", dest="name", required=True, metavar="NAME.TAG", help="the name to store it under")
-    p.add_argument("--format", choices=list(FORMATS), default="auto", help="the file's format (default: detected)")
+    p.add_argument("--format", default="auto", metavar="FORMAT", help="the file's format (default: detected)")
     p.add_argument("--limit", type=_count, help="vectors: keep only the first (most frequent) words")
     p.add_argument("--replace", action="store_true", help="replace an entry of the same name")
     p.set_defaults(run=run_import)

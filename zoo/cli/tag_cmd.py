@@ -15,8 +15,8 @@ __all__ = ["read_inputs", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tag", help="tag every token of sentences with a saved tagger (e.g. part of speech)")
-    p.add_argument("model", type=Path, help="a .safetensors file saved by zoo (a tagger)")
+    p = sub.add_parser("tag", help="tag every token of sentences with a saved model (e.g. part of speech)")
+    p.add_argument("model", type=Path, help="a .safetensors file saved by zoo (a model that tags)")
     p.add_argument("text", nargs="*", help="sentences, tokens split at spaces (default: --file or standard input)")
     p.add_argument("--file", type=Path, help="one sentence a line; '-' for standard input")
     add_encoding_argument(p)
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     model = load(args.model)
     if not isinstance(model, Tagger):
-        raise ZooError(f"{model.spec.name!r} does not tag tokens; train a tagger (zoo train bilstm-tagger)")
+        raise ZooError(f"{model.spec.name!r} does not tag tokens; train a model that does (zoo list shows the models)")
     tagged = model.tag(sentences)
     if args.format == "slash":
         text = "".join(

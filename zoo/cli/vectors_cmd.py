@@ -1,8 +1,8 @@
 """``zoo vectors similar|analogy|eval|export``: query and convert word vectors.
 
-FILE is a zoo model file of an embedder (``zoo train glove ... --out F``), a
-fastText ``.bin`` model, or a word2vec text/binary or GloVe text file (format
-detected).
+FILE is a zoo model file of an embedder (``zoo train NAME ... --out F``), a
+word2vec text/binary or GloVe text file, or a file in a format a plugin reads
+(format detected).
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ __all__ = ["register"]
 
 _count = argument_type("[1, inf)")
 METHODS = ["3cosadd", "3cosmul"]
+TEXT = "word2vec"
+"""``--format``'s default: the core's exchange format (text, or ``--binary``)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("vectors", help="query, evaluate and export word vectors (zoo, word2vec, GloVe, fastText files)")
+    p = sub.add_parser("vectors", help="query, evaluate and export word vectors (zoo, word2vec, GloVe, plugins' files)")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     similar = actions.add_parser("similar", help="nearest words to the sum of positive minus negative words")
@@ -53,23 +55,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--sections", action="store_true", help="print per-section analogy accuracy")
     evaluate.set_defaults(run=run_eval)
 
-    export = actions.add_parser("export", help="write the word2vec text (or --binary) format, or a fastText .bin")
+    export = actions.add_parser("export", help="write the word2vec text (or --binary) format, or a plugin's format")
     _file(export)
     export.add_argument("out", type=output_path, help="output file (.gz compresses)")
     export.add_argument("--binary", action="store_true", help="word2vec's binary format")
-    export.add_argument(
-        "--format",
-        choices=["word2vec", "fasttext"],
-        default="word2vec",
-        help="word2vec (default): words and vectors; fasttext: a .bin with the n-gram buckets, so fastText and "
-        "gensim give unseen words the same vectors (from a zoo fasttext model or a fastText .bin)",
-    )
+    export.add_argument("--format", default=TEXT, metavar="FORMAT", help=_export_help())
     export.add_argument("--limit", type=_count, help="only the first (most frequent) words")
     export.set_defaults(run=run_export)
 
 
+def _export_help() -> str:
+    from zoo.naming.registry import Registry
+
+    writable = {name: e for name, e in Registry.from_catalogue().formats.items() if e.writable}
+    plugged = "; ".join(f"{name}: {e.summary}" for name, e in sorted(writable.items()))
+    return f"{TEXT} (default): words and vectors" + (f"; {plugged}" if plugged else "") + "; or another plugin's"
+
+
 def _file(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="zoo model file, fastText .bin, or word2vec/GloVe text or binary file")
+    parser.add_argument("file", type=Path, help="zoo model file, word2vec/GloVe text or binary file, or a plugin's")
 
 
 def _query_options(parser: argparse.ArgumentParser, *, topn: int) -> None:
@@ -146,8 +150,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    if args.format == "fasttext":
-        return _export_fasttext(args)
+    if args.format != TEXT:
+        return _export_plugged(args)
     kv = _load(args)
     if args.limit is not None:
         kv = kv.restrict(args.limit)
@@ -156,16 +160,12 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_fasttext(args: argparse.Namespace) -> int:
+def _export_plugged(args: argparse.Namespace) -> int:
+    from zoo.building.locate import locate
     from zoo.errors import DataError
-    from zoo.vectors.fasttext_bin import load_fasttext_model, write_fasttext_bin
+    from zoo.vectors.convert import export_vectors
 
     if args.binary:
-        raise DataError("--binary is word2vec's binary format; a fastText .bin (--format fasttext) is always binary")
-    model = load_fasttext_model(args.file)
-    if args.limit is not None:
-        model = model.restrict(args.limit)
-    path = write_fasttext_bin(args.out, model)
-    a = model.args
-    print(f"wrote {model.nwords} words and {a.bucket} n-gram buckets (n = {a.minn}..{a.maxn}) of dim {a.dim} to {path}")
+        raise DataError(f"--binary is {TEXT}'s binary format; --format {args.format} writes its own")
+    print(export_vectors(locate(args.file), args.out, args.format, limit=args.limit))
     return 0

@@ -27,7 +27,18 @@ from zoo.errors import (
 from zoo.naming import loader as _plugins
 from zoo.naming.catalogue import catalogue
 from zoo.naming.loader import PluginRecord
-from zoo.naming.tables import ArchitectureEntry, ComponentEntry, DemoEntry, PresetEntry, Tables, read_tables
+from zoo.naming.tables import (
+    EXTENSION_SECTIONS,
+    ArchitectureEntry,
+    ComponentEntry,
+    DemoEntry,
+    ExportEntry,
+    FormatEntry,
+    PresetEntry,
+    SubwordEntry,
+    Tables,
+    read_tables,
+)
 
 __all__ = ["Registry", "active_registry", "building_with", "default_registry", "reset_default_registry"]
 
@@ -48,7 +59,11 @@ class Registry:
         self.architectures: dict[str, ArchitectureEntry] = {}
         self.presets: dict[str, PresetEntry] = {}
         self.demos: dict[str, DemoEntry] = {}
+        self.formats: dict[str, FormatEntry] = {}
+        self.subwords: dict[str, SubwordEntry] = {}
+        self.exports: dict[str, ExportEntry] = {}
         self.providers: dict[str, list[str | None]] = {}
+        self.extension_providers: dict[tuple[str, str], list[str | None]] = {}
         self.plugins: dict[str, PluginRecord] = {}
         self.manager = _plugins.make_plugin_manager()
         self.manager.register(_store.RESOLVER, name="zoo.store")  # stored names first: see zoo.building.store
@@ -65,11 +80,7 @@ class Registry:
         allowed = Tables()
         for plugin in sorted(tables.plugins()):
             if status_of(plugin) == _plugins.LOADED:
-                part = tables.for_plugin(plugin)
-                allowed.components.update(part.components)
-                allowed.architectures.update(part.architectures)
-                allowed.presets.update(part.presets)
-                allowed.demos.update(part.demos)
+                allowed.update(tables.for_plugin(plugin))
         return cls(allowed)
 
     @classmethod
@@ -105,6 +116,14 @@ class Registry:
         contested = []
         for name, entry in tables.demos.items():
             self.demos.setdefault(name, entry)
+        for section in EXTENSION_SECTIONS:
+            for name, entry in getattr(tables, section).items():
+                owner = plugin if plugin is not None else entry.plugin
+                owners = self.extension_providers.setdefault((section, name), [])
+                if owner not in owners:
+                    owners.append(owner)
+                if len(owners) == 1:
+                    getattr(self, section)[name] = entry
         for section in ("components", "architectures", "presets"):
             for name, entry in getattr(tables, section).items():
                 owner = plugin if plugin is not None else entry.plugin
@@ -246,6 +265,21 @@ class Registry:
         if name in self.components:
             return self.component(name)
         return self.model(name)
+
+    def extension(self, section: str, name: str) -> FormatEntry | SubwordEntry | ExportEntry:
+        """The entry `name` of an extension section (``"formats"``, ``"subwords"``, ``"exports"``);
+        `PluginConflictError` when two plugins declare it, `UnknownNameError` naming close ones."""
+        owners = self.extension_providers.get((section, name), [])
+        if len(owners) > 1:
+            raise PluginConflictError(
+                f"{section} entry {name!r} is declared by several plugins: {', '.join(map(repr, owners))}. "
+                f"Disable all but one, e.g. ZOO_DISABLE_PLUGINS={owners[-1]}"
+            )
+        table = getattr(self, section)
+        if name not in table:
+            known = ", ".join(sorted(table)) or "none"
+            raise UnknownNameError(f"no {section} entry {name!r} (installed: {known}).{close_matches(name, table)}")
+        return table[name]
 
     def provider(self, name: str) -> PluginRecord | None:
         owners = self.providers.get(name) or [None]

@@ -6,6 +6,11 @@ A table file has three sections::
     [architectures.<name>]  factory, plugin, slots, params, domains, vocabularies, recipe, test, summary
     [presets.<name>]        base (a model name), params (dotted keys allowed), summary
     [demos.<name>]          run ("module:function"), summary: ``zoo demo <name>``
+    [formats.<name>]        codec ("module:attr"), summary, title, magic, suffixes, writable: a
+                            word-vector file format (`zoo.vectors.extensions`)
+    [subwords.<name>]       codec ("module:attr"), summary, title: a subword model kept in zoo
+                            vectors files
+    [exports.<name>]        target ("module:attr"), module, summary: a name a core module serves
 
 Slots are declared as ``slot = { kind = "...", default = "...", optional = true }``.
 Architecture `params` may hold a table per slot: defaults for that slot's component.
@@ -29,8 +34,11 @@ __all__ = [
     "ArchitectureEntry",
     "ComponentEntry",
     "DemoEntry",
+    "ExportEntry",
+    "FormatEntry",
     "PresetEntry",
     "SlotEntry",
+    "SubwordEntry",
     "Tables",
     "parse_tables",
     "read_tables",
@@ -107,6 +115,52 @@ class DemoEntry:
     summary: str = ""
 
 
+@dataclass(frozen=True)
+class FormatEntry:
+    """A word-vector file format a plugin reads (and maybe writes): its codec implements
+    `zoo.vectors.extensions.VectorFormat`; `magic` (byte strings) tell its files by their first bytes."""
+
+    name: str
+    codec: str
+    plugin: str | None
+    summary: str = ""
+    title: str = ""  # a short name for listings ("fastText .bin"); the name when not given
+    magic: tuple[bytes, ...] = ()
+    suffixes: tuple[str, ...] = ()
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class SubwordEntry:
+    """A subword model (the vectors of words outside a vocabulary) that zoo vectors files keep:
+    its codec implements `zoo.vectors.extensions.SubwordModel`."""
+
+    name: str
+    codec: str
+    plugin: str | None
+    summary: str = ""
+    title: str = ""  # a short name for listings ("fastText subwords"); the name when not given
+
+
+EXPORT_MODULES = ("zoo.vectors",)
+"""The core modules that serve names plugins export (as ``from zoo.vectors import Word2Vec``)."""
+
+
+@dataclass(frozen=True)
+class ExportEntry:
+    """A name served by a core module (`module`) on behalf of a plugin: ``target`` is ``"module:attr"``."""
+
+    name: str
+    target: str
+    module: str
+    plugin: str | None
+    summary: str = ""
+
+
+EXTENSION_SECTIONS = ("formats", "subwords", "exports")
+"""The sections whose names each form their own namespace (a format and a model may share a name)."""
+
+
 @dataclass
 class Tables:
     """Entries from one source, before they join a registry."""
@@ -115,6 +169,9 @@ class Tables:
     architectures: dict[str, ArchitectureEntry] = field(default_factory=dict)
     presets: dict[str, PresetEntry] = field(default_factory=dict)
     demos: dict[str, DemoEntry] = field(default_factory=dict)
+    formats: dict[str, FormatEntry] = field(default_factory=dict)
+    subwords: dict[str, SubwordEntry] = field(default_factory=dict)
+    exports: dict[str, ExportEntry] = field(default_factory=dict)
 
     def names(self) -> list[str]:
         """Component, architecture and preset names (one namespace); demos have their own."""
@@ -123,16 +180,22 @@ class Tables:
     def for_plugin(self, plugin: str) -> Tables:
         """The entries whose `plugin` is `plugin`."""
         return Tables(
-            {k: v for k, v in self.components.items() if v.plugin == plugin},
-            {k: v for k, v in self.architectures.items() if v.plugin == plugin},
-            {k: v for k, v in self.presets.items() if v.plugin == plugin},
-            {k: v for k, v in self.demos.items() if v.plugin == plugin},
+            **{
+                section: {k: v for k, v in getattr(self, section).items() if v.plugin == plugin}
+                for section in _SECTIONS
+            }
         )
 
+    def update(self, other: Tables) -> None:
+        """Add `other`'s entries (an entry of the same section and name is replaced)."""
+        for section in _SECTIONS:
+            getattr(self, section).update(getattr(other, section))
+
     def plugins(self) -> set[str]:
-        entries = [*self.components.values(), *self.architectures.values(), *self.presets.values()]
-        entries += list(self.demos.values())
-        return {e.plugin for e in entries if e.plugin}
+        return {e.plugin for section in _SECTIONS for e in getattr(self, section).values() if e.plugin}
+
+
+_SECTIONS = ("components", "architectures", "presets", "demos", *EXTENSION_SECTIONS)
 
 
 _COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "domains", "test", "summary", "paper"}
@@ -150,6 +213,9 @@ _ARCH_KEYS = {
 }
 _PRESET_KEYS = {"base", "plugin", "params", "summary", "paper"}
 _DEMO_KEYS = {"run", "plugin", "summary"}
+_FORMAT_KEYS = {"codec", "plugin", "summary", "title", "magic", "suffixes", "writable"}
+_SUBWORD_KEYS = {"codec", "plugin", "summary", "title"}
+_EXPORT_KEYS = {"target", "module", "plugin", "summary"}
 
 
 def _table(value: Any, where: str) -> Mapping[str, Any]:
@@ -318,6 +384,85 @@ def _demo(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> D
     )
 
 
+def _strings(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise RegistryError(f"{where}: '{key}' must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _magic(data: Mapping[str, Any], where: str) -> tuple[bytes, ...]:
+    """`magic`: hex strings, each the first bytes of a file of the format (at most 16)."""
+    found = []
+    for text in _strings(data, "magic", where):
+        try:
+            value = bytes.fromhex(text)
+        except ValueError:
+            raise RegistryError(f"{where}: magic {text!r} is not hexadecimal bytes (e.g. 'ba164f2f')") from None
+        if not 1 <= len(value) <= 16:
+            raise RegistryError(f"{where}: magic {text!r} must be 1 to 16 bytes")
+        found.append(value)
+    return tuple(found)
+
+
+def _format(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> FormatEntry:
+    where = f"{src}: formats.{name}"
+    _check_keys(data, _FORMAT_KEYS, where)
+    writable = data.get("writable", False)
+    if not isinstance(writable, bool):
+        raise RegistryError(f"{where}: 'writable' must be true or false")
+    return FormatEntry(
+        name=_check_name(name, where),
+        codec=_require(data, "codec", where),
+        plugin=_plugin_of(data, plugin, where),
+        summary=str(data.get("summary", "")),
+        title=str(data.get("title", name)),
+        magic=_magic(data, where),
+        suffixes=_strings(data, "suffixes", where),
+        writable=writable,
+    )
+
+
+def _subword(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> SubwordEntry:
+    where = f"{src}: subwords.{name}"
+    _check_keys(data, _SUBWORD_KEYS, where)
+    return SubwordEntry(
+        name=_check_name(name, where),
+        codec=_require(data, "codec", where),
+        plugin=_plugin_of(data, plugin, where),
+        summary=str(data.get("summary", "")),
+        title=str(data.get("title", name)),
+    )
+
+
+def _export(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> ExportEntry:
+    where = f"{src}: exports.{name}"
+    _check_keys(data, _EXPORT_KEYS, where)
+    if not name.isidentifier() or name.startswith("_"):
+        raise RegistryError(f"{where}: {name!r} is not a public Python name")
+    module = _require(data, "module", where)
+    if module not in EXPORT_MODULES:
+        raise RegistryError(f"{where}: module {module!r} serves no exports; one of {list(EXPORT_MODULES)}")
+    return ExportEntry(
+        name=name,
+        target=_require(data, "target", where),
+        module=module,
+        plugin=_plugin_of(data, plugin, where),
+        summary=str(data.get("summary", "")),
+    )
+
+
+_READERS = {
+    "components": _component,
+    "architectures": _architecture,
+    "presets": _preset,
+    "demos": _demo,
+    "formats": _format,
+    "subwords": _subword,
+    "exports": _export,
+}
+
+
 def parse_tables(data: Mapping[str, Any], *, plugin: str | None = None, source: str) -> Tables:
     """Validate parsed TOML into `Tables`.
 
@@ -325,16 +470,11 @@ def parse_tables(data: Mapping[str, Any], *, plugin: str | None = None, source: 
     register names on behalf of another). Raises `RegistryError` naming the
     source and the offending key.
     """
-    _check_keys(data, {"format", "components", "architectures", "presets", "demos"}, source)
+    _check_keys(data, {"format", *_SECTIONS}, source)
     tables = Tables()
-    for name, value in _table(data.get("components", {}), source).items():
-        tables.components[name] = _component(name, _table(value, name), plugin, source)
-    for name, value in _table(data.get("architectures", {}), source).items():
-        tables.architectures[name] = _architecture(name, _table(value, name), plugin, source)
-    for name, value in _table(data.get("presets", {}), source).items():
-        tables.presets[name] = _preset(name, _table(value, name), plugin, source)
-    for name, value in _table(data.get("demos", {}), source).items():
-        tables.demos[name] = _demo(name, _table(value, name), plugin, source)
+    for section, read in _READERS.items():
+        for name, value in _table(data.get(section, {}), source).items():
+            getattr(tables, section)[name] = read(name, _table(value, name), plugin, source)
     seen: dict[str, str] = {}
     for section in ("components", "architectures", "presets"):
         for name in getattr(tables, section):

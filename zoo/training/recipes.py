@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DefaultsFormatter",
     "EvaluatingRecipe",
-    "FittingRecipe",
     "HyperparameterOption",
     "Recipe",
     "add_alias",
@@ -85,26 +84,6 @@ class EvaluatingRecipe(Recipe, Protocol):
     def evaluate(self, model: Any, options: argparse.Namespace) -> Mapping[str, float | str]:
         """Score `model` on ``options.data``; metric name -> value, printed in this order
         (a string, such as a metric's signature, is printed as it is)."""
-        ...
-
-
-class FittingRecipe(Recipe, Protocol):
-    """A recipe whose family also trains a built model from Python in one call: how the core
-    asks an architecture to fit (`zoo.vectors.Word2Vec` and `FastText` reach the word-vector
-    family this way, by its registry names, never by importing it).
-
-    `fit` takes the options the core passes: ``seed``, ``threads``, ``job_words``,
-    ``progress``, ``tokenizer`` (None: the sentences are token lists, taken as they are),
-    ``epochs``, ``alpha``, ``min_alpha`` (None: the spec's), ``on_epoch_begin(epoch)``
-    (from 1) and ``on_epoch_end(record, current)`` (the epoch's record, with ``"loss"``,
-    and ``current()``, the model trained so far). It returns ``(trained model, stats)``,
-    ``stats.history`` one record per epoch. A recipe may also offer
-    ``grow_vocab(model, vocab, *, key) -> model``: `model` with a larger vocabulary that
-    starts with its own, every trained row kept (gensim's ``build_vocab(update=True)``).
-    """
-
-    def fit(self, model: Any, corpus: Any, **options: Any) -> tuple[Any, Any]:
-        """Train `model` on `corpus` (token lists or text files); ``(trained model, stats)``."""
         ...
 
 

@@ -1,26 +1,33 @@
-"""Word vectors: `KeyedVectors` (similarity, analogies, evaluation) and the files they travel in:
-word2vec text and binary, GloVe text, fastText ``.bin`` models; gensim's `Word2Vec` and `FastText`
-training API (`zoo.vectors.training`)."""
+"""Word vectors: `KeyedVectors` (similarity, analogies, evaluation) and the files they travel in.
 
-from zoo.vectors.fasttext_bin import read_fasttext_bin, write_fasttext_bin
-from zoo.vectors.fasttext_model import FastTextArgs, FastTextModel, fasttext_from_zoo
+The core reads and writes word2vec text and binary and GloVe text files (`zoo.vectors.formats`)
+and zoo's own (`zoo.vectors.zoo_file`); plugins add formats, subword models and names served
+from here (`zoo.vectors.extensions`): ``from zoo.vectors import Word2Vec`` imports the word-vector
+family's gensim-style API, ``FastTextKeyedVectors`` its fastText vectors, and so on (``dir()``
+lists what the installed plugins export).
+"""
+
+from pathlib import Path
+from typing import Any
+
 from zoo.vectors.formats import detect_binary, read_word2vec, write_word2vec
-from zoo.vectors.keyed import KeyedVectors, OOVFunction, load_facebook_vectors
-from zoo.vectors.training import CallbackAny2Vec, FastText, Word2Vec
+from zoo.vectors.keyed import KeyedVectors, OOVFunction
 
-__all__ = [
-    "CallbackAny2Vec",
-    "FastText",
-    "FastTextArgs",
-    "FastTextModel",
-    "KeyedVectors",
-    "OOVFunction",
-    "Word2Vec",
-    "detect_binary",
-    "fasttext_from_zoo",
-    "load_facebook_vectors",
-    "read_fasttext_bin",
-    "read_word2vec",
-    "write_fasttext_bin",
-    "write_word2vec",
-]
+__all__ = ["KeyedVectors", "OOVFunction", "detect_binary", "read_word2vec", "write_word2vec"]
+
+
+def __getattr__(name: str) -> Any:
+    """A name a plugin exports under ``zoo.vectors`` (its ``[exports.NAME]`` table)."""
+    from zoo.vectors.extensions import exported
+
+    if name.startswith("_") or (Path(__file__).parent / f"{name}.py").exists():  # a submodule not yet imported
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = exported(__name__, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    from zoo.vectors.extensions import exported_names
+
+    return sorted({*globals(), *exported_names(__name__)})

@@ -20,15 +20,14 @@ one-dimensional vectors); ``no_header=True`` (gensim's spelling) says so
 outright. A word there may hold spaces (GloVe's 840B file has a few): it is
 what precedes the last D numbers.
 
-A file in another format is named as such (a fastText ``.bin``, a pickle, a zip
-archive, ...) with what to do, never shown as raw bytes.
+A file in another format is named as such (a format a plugin reads, a pickle, a
+zip archive, ...) with what to do, never shown as raw bytes.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -36,27 +35,18 @@ from typing import BinaryIO, NamedTuple
 import numpy as np
 
 from zoo.errors import DataError
+from zoo.vectors.reading import CORRUPT_GZIP, MAX_WORD_BYTES, corrupt_gzip, decode_word, open_binary
 
 __all__ = ["describe_format", "detect_binary", "read_word2vec", "write_word2vec"]
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _FIRST_LINE_BYTES = 1 << 20  # a header, or a GloVe vector of up to ~16k numbers
 _SAMPLE_BYTES = 1 << 24  # the most read to tell text from binary
-CORRUPT_GZIP = (EOFError, zlib.error, gzip.BadGzipFile)
-"""What reading a truncated or corrupt gzip stream raises."""
-MAX_WORD_BYTES = 1 << 16
-"""The longest word the binary readers accept."""
 
-_FASTTEXT = (
-    "this is a fastText .bin model file: read it with KeyedVectors.load(path) (or zoo.vectors.read_fasttext_bin), "
-    "which also gives words outside the vocabulary fastText's vectors"
-)
 _PICKLE = (
     "this is a Python pickle (gensim's own .model/.kv format?), which zoo never loads: unpickling runs code. "
     "In gensim, write the vectors as text: KeyedVectors.load(path).save_word2vec_format('vectors.txt')"
 )
 _SIGNATURES = [
-    (b"\xba\x16\x4f\x2f", _FASTTEXT),  # int32 793712314, little-endian
     (b"\x93NUMPY", "this is a NumPy .npy array (gensim keeps a model's large arrays beside its pickle as .npy); "
      "write the vectors from gensim with save_word2vec_format"),
     (b"PK\x03\x04", "this is a zip archive (GloVe's downloads are zipped): unzip it and read the .txt inside"),
@@ -68,6 +58,14 @@ _SIGNATURES = [
 def describe_format(head: bytes) -> str | None:
     """Name the format of a file that starts with `head` (at least 16 bytes, gzip already
     undone) when it is one zoo recognises but is not a word2vec/GloVe file; None otherwise."""
+    from zoo.vectors.extensions import match_magic
+
+    plugged = match_magic(head)
+    if plugged is not None:
+        return (
+            f"this is {plugged.summary or 'a file'} (format {plugged.name!r}, read by plugin {plugged.plugin!r}): "
+            "read it with KeyedVectors.load(path)"
+        )
     for signature, description in _SIGNATURES:
         if head.startswith(signature):
             return description
@@ -78,15 +76,6 @@ def describe_format(head: bytes) -> str | None:
     if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < (1 << 30):
         return "this is a safetensors file (a zoo model?): read it with KeyedVectors.load(path)"
     return None
-
-
-def open_binary(path: Path, what: str) -> BinaryIO:
-    """`path` opened for reading bytes, gunzipped when its first bytes say gzip."""
-    if not path.is_file():
-        raise DataError(f"no {what} at {path}")
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == _GZIP_MAGIC
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")
 
 
 def _open_read(path: Path) -> BinaryIO:
@@ -232,7 +221,7 @@ def _not_a_header(line: bytes, path: Path) -> DataError:
     if any(ch == "\ufffd" or (ch < " " and ch != "\t") for ch in text):
         return DataError(
             f"{path}: {expected}, but the file starts with binary data in no format zoo knows; zoo reads "
-            "word2vec text and binary, GloVe text, fastText .bin and zoo model files"
+            "word2vec text and binary, GloVe text, zoo files and the formats of its plugins (zoo import --help)"
         )
     return DataError(f"{path}: {expected}; got {text[:60]!r}: not a word-vectors file?")
 
@@ -279,26 +268,6 @@ def read_word2vec(
         keep = sorted(seen.values())
         words, vectors = [words[i] for i in keep], vectors[keep]
     return words, vectors
-
-
-def corrupt_gzip(path: Path, error: BaseException) -> DataError:
-    """The `DataError` for a gzip stream that ended or broke while reading `path`."""
-    return DataError(
-        f"{path}: the gzip stream is truncated or corrupt ({error}); "
-        "the file was probably cut short while downloading or copying: fetch or compress it again"
-    )
-
-
-def decode_word(raw: bytes, path: Path, where: str, encoding: str, unicode_errors: str) -> str:
-    """`raw` decoded, or a `DataError` naming `path`, `where` (a row, an entry) and the bad byte."""
-    try:
-        return raw.decode(encoding, errors=unicode_errors)
-    except UnicodeDecodeError as error:
-        raise DataError(
-            f"{path}: {where}: byte {raw[error.start : error.end][:4].hex(' ')} is not valid {encoding} "
-            f"({error.reason}); pass the file's encoding (encoding='latin-1', say), or unicode_errors='replace' "
-            "for words cut inside a multibyte character"
-        ) from None
 
 
 def _numbers(values: list[str], path: Path, where: str, word: str) -> np.ndarray:

@@ -15,14 +15,12 @@ from zoo.data.vocab import Vocab
 from zoo.errors import DataError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
 from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs, gensim_word_pairs, score_word_pairs
-from zoo.vectors.fasttext_bin import is_fasttext_bin, read_fasttext_bin, write_fasttext_bin
-from zoo.vectors.fasttext_model import FastTextModel, fasttext_from_zoo
 from zoo.vectors.formats import read_word2vec, write_word2vec
 
 __all__ = ["Key", "KeyedVectors", "OOVFunction", "Term"]
 
 OOVFunction = Callable[[str], Any]
-"""``oov(word) -> vector [dim]`` for a word outside the vocabulary (FastText's n-gram sum)."""
+"""``oov(word) -> vector [dim]`` for a word outside the vocabulary (a subword model's, say)."""
 
 Key = str | int
 """A word, or a row number (as in gensim)."""
@@ -79,7 +77,8 @@ class KeyedVectors:
     - `vectors`: ``[V, D]`` array-like, stored as float32.
     - `counts`: optional ``[V]`` corpus frequencies.
     - `oov`: optional ``oov(word) -> [D]`` giving vectors to words outside the
-      vocabulary (FastText); without it such words raise `KeyError`.
+      vocabulary (a subword model, `zoo.vectors.extensions`); without it such words raise
+      `KeyError`.
     """
 
     def __init__(
@@ -132,7 +131,17 @@ class KeyedVectors:
         counts = None if vocab.counts is None else vocab.counts[keep]
         if oov is None and isinstance(model, SubwordVectors):
             oov = model.oov_vector
-        return cls([vocab.tokens[i] for i in keep], matrix[keep], counts=counts, oov=oov)
+        return cls.with_subwords(oov)([vocab.tokens[i] for i in keep], matrix[keep], counts=counts, oov=oov)
+
+    @classmethod
+    def with_subwords(cls, oov: OOVFunction | None) -> type[KeyedVectors]:
+        """The class of vectors of `cls` whose `oov` is `oov`: the subclass an installed subword model
+        declares for it (`zoo.vectors.extensions.SubwordModel.keyed_class`) when it is one of `cls`'s."""
+        from zoo.vectors.extensions import subword_owner
+
+        owner = subword_owner(oov)
+        chosen = owner[1].keyed_class() if owner is not None else None
+        return chosen if chosen is not None and issubclass(chosen, cls) else cls
 
     @classmethod
     def load(
@@ -144,10 +153,12 @@ class KeyedVectors:
         no_header: bool | None = None,
     ) -> KeyedVectors:
         """From a zoo model file (``zoo.save`` of an embedder), a zoo vectors file
-        (`zoo.vectors.zoo_file`), a fastText ``.bin`` model, or a word2vec text/binary or GloVe
+        (`zoo.vectors.zoo_file`), a file in a format an installed plugin reads (a fastText
+        ``.bin`` model, say: `zoo.vectors.extensions`), or a word2vec text/binary or GloVe
         text file (each told apart by its first bytes); or the name ``NAME.TAG`` of one in the
         model store (``zoo import``) when no file has that path."""
         from zoo.building.locate import locate
+        from zoo.vectors.extensions import read_format, sniff
 
         path = locate(path)
         if not path.is_file():
@@ -157,10 +168,11 @@ class KeyedVectors:
             from zoo.vectors.zoo_file import read_if_vectors
 
             parts = read_if_vectors(path)
-            keyed = cls(**parts) if parts is not None else cls.from_model(load(path))
+            keyed = cls.with_subwords(parts["oov"])(**parts) if parts is not None else cls.from_model(load(path))
             return keyed if limit is None else keyed.restrict(limit)
-        if is_fasttext_bin(path):
-            return cls.load_fasttext_bin(path, limit=limit)
+        plugged = sniff(path)
+        if plugged is not None:
+            return read_format(path, plugged.name, limit=limit)
         return cls.load_word2vec_format(path, binary=binary, limit=limit, no_header=no_header)
 
     @classmethod
@@ -181,48 +193,6 @@ class KeyedVectors:
         )
         return cls(words, vectors)
 
-    @classmethod
-    def load_fasttext_bin(
-        cls,
-        path: str | os.PathLike,
-        *,
-        limit: int | None = None,
-        encoding: str = "utf-8",
-        unicode_errors: str = "strict",
-    ) -> KeyedVectors:
-        """A fastText ``.bin`` model's word vectors, as fastText composes them (the mean of a word's
-        row and its n-gram rows); any other word gets fastText's vector from its n-grams (`oov`).
-
-        `limit` keeps the first words as the vocabulary searched; the others still get their
-        fastText vectors on lookup. The output matrix is not read.
-        """
-        model = read_fasttext_bin(path, output=False, encoding=encoding, unicode_errors=unicode_errors)
-        vectors = model.word_vectors(limit)
-        words, seen, keep = model.words[: len(vectors)], set(), []
-        for i, word in enumerate(words):  # a word spelled twice (after decoding) keeps its first row
-            if word not in seen:
-                seen.add(word)
-                keep.append(i)
-        return cls([words[i] for i in keep], vectors[keep], counts=model.counts[keep], oov=model)
-
-    def save_fasttext_bin(self, path: str | os.PathLike) -> Path:
-        """Write a fastText ``.bin`` (fastText and gensim load it, with the same vectors for every word).
-
-        Only vectors with fastText's subwords can: those of `load_fasttext_bin` or of a zoo
-        fasttext model (`from_model`); a model restricted with `restrict` is written restricted.
-        """
-        model, owner = self.oov, getattr(self.oov, "__self__", None)
-        if not isinstance(model, FastTextModel):
-            if owner is None:
-                raise DataError(
-                    "these vectors have no fastText subwords (they come from neither a fastText .bin nor a zoo "
-                    "fasttext model): write them with save_word2vec_format (a .vec file)"
-                )
-            model = fasttext_from_zoo(owner)
-        if model.words[: len(self)] != self.index_to_key:
-            raise DataError("these vectors' words are not their fastText model's first words; cannot write a .bin")
-        return write_fasttext_bin(path, model.restrict(len(self)) if len(self) < model.nwords else model)
-
     def save_word2vec_format(
         self, path: str | os.PathLike, *, binary: bool = False, write_header: bool = True, prefix: str = ""
     ) -> Path:
@@ -234,7 +204,7 @@ class KeyedVectors:
     def restrict(self, limit: int) -> KeyedVectors:
         """A new `KeyedVectors` with the first `limit` words only."""
         counts = None if self.counts is None else self.counts[:limit]
-        return KeyedVectors(self.index_to_key[:limit], self.vectors[:limit], counts=counts, oov=self.oov)
+        return type(self)(self.index_to_key[:limit], self.vectors[:limit], counts=counts, oov=self.oov)
 
     # -- lookup ---------------------------------------------------------------------------
 
@@ -706,9 +676,3 @@ class KeyedVectors:
             case_insensitive=case_insensitive,
             dummy4unknown=dummy4unknown,
         )
-
-
-def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> KeyedVectors:
-    """gensim's spelling of `KeyedVectors.load_fasttext_bin`: a ``.bin`` model's vectors,
-    with fastText's vectors for words outside the vocabulary."""
-    return KeyedVectors.load_fasttext_bin(path, encoding=encoding)

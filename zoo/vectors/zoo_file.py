@@ -9,22 +9,22 @@ it holds no model, so `zoo.load` refuses it with a message pointing here, and
 - ``__zoo__.vectors``: ``[V, D]`` float32, the rows in vocabulary order;
 - ``__zoo__.words.bytes`` / ``.offsets``: the V words, UTF-8, end to end, and
   ``[V + 1]`` int64 offsets into them; ``__zoo__.words.counts`` ``[V]`` int64 if known;
-- from a fastText ``.bin`` (vectors whose `oov` is a `FastTextModel`): the
-  model's words (``__zoo__.fasttext.words.*``, with their counts), the bytes it
-  hashes n-grams of (``__zoo__.fasttext.spellings.*``) and its input matrix
-  ``__zoo__.fasttext.input`` ``[nwords + bucket, D]``; its Args block is the
-  metadata entry ``zoo.fasttext``. Words outside the vocabulary then get
-  fastText's vectors after the round trip, as from the ``.bin``. The output
-  matrix and a classifier's labels are not kept (no vector needs them).
+- the subword model behind the vectors' `oov`, when an installed plugin's
+  `zoo.vectors.extensions.SubwordModel` named NAME keeps it (a fastText
+  ``.bin``'s n-gram buckets, say): its arrays as ``__zoo__.NAME.<key>`` and its
+  settings as the metadata entry ``zoo.NAME``. Words outside the vocabulary then
+  get the same vectors after the round trip.
 
 `metadata` entry ``zoo.vectors`` records ``{"words": V, "dim": D, "subwords":
-bool, "source": str}``. Reading checks the checksum first, then every shape,
-dtype and offset against these, before anything is built.
+NAME or false, "source": str}`` (files of earlier versions record ``true``: the
+model is the one whose ``zoo.NAME`` entry the file holds). Reading checks the
+checksum first, then every shape, dtype and offset against these, before
+anything is built; the subword model is rebuilt by the installed plugin that
+provides NAME, a name the file gives as data, never code.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -35,7 +35,6 @@ import numpy as np
 
 from zoo.building.weights import FORMAT_VERSION, read_file, seal, write_atomic
 from zoo.errors import DataError, WeightsError
-from zoo.vectors.fasttext_model import FastTextArgs, FastTextModel
 
 __all__ = [
     "KIND",
@@ -53,7 +52,6 @@ KIND = "vectors"
 _PREFIX = "__zoo__."
 _VECTORS = _PREFIX + "vectors"
 _WORDS = _PREFIX + "words."
-_FT = _PREFIX + "fasttext."
 
 
 def _pack(items: Sequence[bytes], key: str) -> dict[str, np.ndarray]:
@@ -74,7 +72,8 @@ def _encode(words: Sequence[str]) -> list[bytes]:
 def write_vectors(keyed: Any, path: str | os.PathLike, *, source: str = "") -> Path:
     """Write `keyed` (a `KeyedVectors`) to `path` as a sealed zoo vectors file; return the path.
 
-    A fastText model behind its `oov` (vectors read from a ``.bin``) is kept with it.
+    A subword model behind its `oov` that an installed plugin keeps (`zoo.vectors.extensions`)
+    is kept with it.
     `source` says where the vectors came from (kept in the metadata).
     """
     metadata, tensors = vectors_tensors(keyed, source=source)
@@ -91,21 +90,21 @@ def vectors_tensors(keyed: Any, *, source: str = "") -> tuple[dict[str, str], di
     tensors = {_VECTORS: vectors, **_pack(_encode(words), _WORDS)}
     if keyed.counts is not None:
         tensors[_WORDS + "counts"] = np.asarray(keyed.counts, dtype=np.int64)
-    model = keyed.oov if isinstance(keyed.oov, FastTextModel) else None
+    from zoo.vectors.extensions import subword_owner
+
+    owner = subword_owner(keyed.oov)
+    info = {"words": len(words), "dim": int(vectors.shape[1]), "subwords": owner[0] if owner else False}
     metadata = {
         "zoo.format": str(FORMAT_VERSION),
         "zoo.version": __version__,
         "zoo.kind": KIND,
-        "zoo.vectors": json.dumps(
-            {"words": len(words), "dim": int(vectors.shape[1]), "subwords": model is not None, "source": source}
-        ),
+        "zoo.vectors": json.dumps({**info, "source": source}),
     }
-    if model is not None:
-        tensors |= _pack(_encode(model.words), _FT + "words.")
-        tensors |= _pack(list(model.spellings[: model.nwords]), _FT + "spellings.")
-        tensors[_FT + "words.counts"] = np.asarray(model.counts, dtype=np.int64)
-        tensors[_FT + "input"] = np.ascontiguousarray(model.input, dtype=np.float32)
-        metadata["zoo.fasttext"] = json.dumps({**dataclasses.asdict(model.args), "encoding": model.encoding})
+    if owner is not None:
+        name, codec = owner
+        settings, arrays = codec.pack(keyed.oov)
+        metadata[f"zoo.{name}"] = json.dumps(settings)
+        tensors |= {f"{_PREFIX}{name}.{key}": np.ascontiguousarray(value) for key, value in arrays.items()}
     return metadata, tensors
 
 
@@ -179,33 +178,43 @@ def _parts(metadata: Mapping[str, str], tensors: Mapping[str, np.ndarray]) -> di
     counts = _counts(tensors, _WORDS + "counts", size) if _WORDS + "counts" in tensors else None
     known = {_VECTORS, _WORDS + "bytes", _WORDS + "offsets", _WORDS + "counts"}
     oov = None
-    if info.get("subwords"):
-        oov = _fasttext(metadata, tensors, dim)
-        known |= {_FT + s for s in ("words.bytes", "words.offsets", "words.counts", "spellings.bytes")}
-        known |= {_FT + "spellings.offsets", _FT + "input"}
+    name = _subword_name(info.get("subwords", False), metadata)
+    if name is not None:
+        prefix = f"{_PREFIX}{name}."
+        own = {key[len(prefix) :]: value for key, value in tensors.items() if key.startswith(prefix)}
+        known |= {prefix + key for key in own}
+        oov = _subwords(name, metadata, own, dim)
     stray = sorted(set(tensors) - known)
     if stray:
         raise DataError(f"tensors {stray[:5]} belong to no part of a vectors file")
     return {"words": words, "vectors": vectors, "counts": counts, "oov": oov}
 
 
-def _fasttext(metadata: Mapping[str, str], tensors: Mapping[str, np.ndarray], dim: int) -> FastTextModel:
-    raw = json.loads(metadata.get("zoo.fasttext", "null"))
-    if not isinstance(raw, dict):
-        raise DataError("metadata 'zoo.fasttext' (the fastText Args block) is missing")
-    encoding = raw.pop("encoding", "utf-8")
-    fields = {f.name: f.type for f in dataclasses.fields(FastTextArgs)}
-    if set(raw) != set(fields) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in raw.values()):
-        raise DataError(f"metadata 'zoo.fasttext' must give the numbers {sorted(fields)}")
-    args = FastTextArgs(**raw)
-    if args.dim != dim or not isinstance(encoding, str):
-        raise DataError(f"the fastText model has dim {args.dim}, the vectors {dim}")
-    offsets = tensors[_FT + "words.offsets"]
-    nwords = int(offsets.shape[0]) - 1
-    words = [b.decode("utf-8") for b in _unpack(tensors, _FT + "words.", nwords)]
-    spellings = _unpack(tensors, _FT + "spellings.", nwords)
-    counts = _counts(tensors, _FT + "words.counts", nwords)
-    matrix = tensors[_FT + "input"]
-    if matrix.dtype != np.float32:
-        raise DataError(f"{_FT}input must be float32, got {matrix.dtype}")
-    return FastTextModel(args, words, counts, matrix, spellings=spellings, encoding=encoding)
+def _subword_name(recorded: Any, metadata: Mapping[str, str]) -> str | None:
+    """The name of the subword model a file keeps: as recorded, or (``true``, earlier files) the one
+    whose ``zoo.NAME`` settings it holds; None for none."""
+    from zoo.naming.names import IDENTIFIER
+
+    if recorded is False:
+        return None
+    if recorded is True:
+        held = [key[4:] for key in metadata if key.startswith("zoo.") and key[4:] not in _CORE_ENTRIES]
+        if len(held) != 1:
+            raise DataError(f"'zoo.vectors' records a subword model, but the metadata holds {len(held)} of them")
+        recorded = held[0]
+    if not isinstance(recorded, str) or not IDENTIFIER.fullmatch(recorded):
+        raise DataError(f"'zoo.vectors' records subwords {recorded!r}; expected a name or false")
+    return recorded
+
+
+_CORE_ENTRIES = {"format", "version", "kind", "vectors", "checksum"}
+"""The ``zoo.*`` metadata entries of a vectors file that are not a subword model's settings."""
+
+
+def _subwords(name: str, metadata: Mapping[str, str], tensors: Mapping[str, np.ndarray], dim: int) -> Any:
+    from zoo.vectors.extensions import subword_codec
+
+    settings = json.loads(metadata.get(f"zoo.{name}", "null"))
+    if not isinstance(settings, dict):
+        raise DataError(f"metadata 'zoo.{name}' (the settings of its {name!r} subword model) is missing")
+    return subword_codec(name).unpack(settings, tensors, dim)

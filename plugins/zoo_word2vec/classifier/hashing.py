@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from zoo.plugin_api import subwords
+from zoo_word2vec import subwords
 
 __all__ = ["NGRAM_MULTIPLIER", "token_hash", "token_hashes", "word_ngram_rows"]
 

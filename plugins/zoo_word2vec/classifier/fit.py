@@ -14,8 +14,8 @@ import numpy as np
 
 import zoo
 from zoo.plugin_api import DataError
-from zoo_fasttext_sup.data import LabelledLines, label_vocab, word_vocab
-from zoo_fasttext_sup.kernels import train_thread, uniform_rows
+from zoo_word2vec.classifier.data import LabelledLines, label_vocab, word_vocab
+from zoo_word2vec.classifier.kernels import train_thread, uniform_rows
 
 __all__ = ["FitStats", "fit", "train_lines"]
 

@@ -1,11 +1,11 @@
 """fastText's model in memory: its Args, words, counts and matrices, and its word vectors.
 
 A word's vector is the mean of its own input row and its n-gram rows
-(`zoo.vectors.subwords`: ``nwords + hash % bucket`` for each character n-gram),
+(`zoo_word2vec.subwords`: ``nwords + hash % bucket`` for each character n-gram),
 a word outside the vocabulary the mean of its n-gram rows (zero without any),
 exactly as fastText's ``getWordVector``; the sums are float32 in fastText's
 order, so the vectors are the package's to the bit. `fasttext_from_zoo` turns
-a zoo ``fasttext`` model into one; `zoo.vectors.fasttext_bin` reads and writes
+a zoo ``fasttext`` model into one; `zoo_word2vec.fasttext_files.bin` reads and writes
 them as ``.bin`` files.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from zoo.errors import DataError
-from zoo.vectors.subwords import EOS, count_ngrams, ngram_hashes
+from zoo.plugin_api import DataError
+from zoo_word2vec.subwords import EOS, count_ngrams, ngram_hashes
 
 __all__ = ["SUPERVISED", "FastTextArgs", "FastTextModel", "fasttext_from_zoo"]
 

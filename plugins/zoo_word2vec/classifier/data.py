@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from zoo.plugin_api import DataError, Vocab, read_lines
-from zoo_fasttext_sup.features import EOS
+from zoo_word2vec.classifier.features import EOS
 
 __all__ = ["FORMATS", "LabelledLines", "detect_format", "label_vocab", "read_labelled", "word_vocab"]
 

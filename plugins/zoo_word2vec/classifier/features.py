@@ -3,7 +3,7 @@
 A line's inputs, in order: for each token its own row (if it is in the vocabulary) and,
 with ``maxn > 0``, the rows of its character n-grams (``nwords + hash % bucket``; a word
 out of the vocabulary keeps its n-grams, ``</s>`` has none); then the rows of its word
-n-grams (`zoo_fasttext_sup.hashing`). Every line ends with ``</s>``, fastText's end-of-line token.
+n-grams (`zoo_word2vec.classifier.hashing`). Every line ends with ``</s>``, fastText's end-of-line token.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from zoo.plugin_api import Vocab, subwords
-from zoo_fasttext_sup.hashing import token_hash, word_ngram_rows
+from zoo.plugin_api import Vocab
+from zoo_word2vec import subwords
+from zoo_word2vec.classifier.hashing import token_hash, word_ngram_rows
 
 __all__ = ["EOS", "Featurizer"]
 

@@ -12,8 +12,8 @@ import numpy as np
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from zoo.plugin_api import DataError, Model, ModelSpec, Vocabularies, get_tokenizer
-from zoo_fasttext_sup.features import Featurizer
-from zoo_fasttext_sup.kernels import mean_rows
+from zoo_word2vec.classifier.features import Featurizer
+from zoo_word2vec.classifier.kernels import mean_rows
 
 __all__ = ["FastTextClassifier", "hashed_rows"]
 
@@ -31,12 +31,12 @@ class FastTextClassifier(Model):
     `bucket` hashed rows for word n-grams (``word_ngrams``) and character n-grams
     (``minn``..``maxn``) when either is on; `output` ``[num_classes, dim]`` a row per label of
     ``vocabs["labels"]``. A text's inputs are its words' rows, their character n-grams', and
-    its word n-grams' (`zoo_fasttext_sup.features.Featurizer`), ``</s>`` closing it.
+    its word n-grams' (`zoo_word2vec.classifier.features.Featurizer`), ``</s>`` closing it.
 
     Hyperparameters: ``vocab_size``, ``num_classes``, ``dim``, ``bucket``, ``word_ngrams``,
     ``minn``, ``maxn``, ``loss`` (``softmax`` or ``ova``), ``tokenizer`` (``whitespace``: fastText
     splits on white space), ``lowercase``, ``output_init`` (``zeros`` as fastText, or ``uniform``).
-    Trained by `zoo_fasttext_sup.fit.fit` (numba, Hogwild threads); `loss` is the same objective
+    Trained by `zoo_word2vec.classifier.fit.fit` (numba, Hogwild threads); `loss` is the same objective
     in JAX, for batches of ``inputs [B, S]`` rows, ``inputs_mask [B, S]`` and ``labels [B, C]`` (0/1).
 
     ??? cite

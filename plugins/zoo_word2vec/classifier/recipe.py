@@ -21,8 +21,8 @@ from zoo.plugin_api import (
     resolve_spec,
     seed_type,
 )
-from zoo_fasttext_sup.data import FORMATS, LabelledLines, read_labelled
-from zoo_fasttext_sup.fit import fit
+from zoo_word2vec.classifier.data import FORMATS, LabelledLines, read_labelled
+from zoo_word2vec.classifier.fit import fit
 
 __all__ = ["FastTextRecipe", "read_data", "recipe", "score"]
 

@@ -1,4 +1,4 @@
-"""gensim's training API on zoo: `Word2Vec`, `FastText` and per-epoch callbacks.
+"""gensim's ``Word2Vec`` on zoo: skip-gram or CBOW, called and saved as gensim's is.
 
 Code written for gensim 4 runs with its import changed:
 
@@ -12,10 +12,8 @@ Code written for gensim 4 runs with its import changed:
 
 gensim's argument names map to the hyperparameters of the registry's
 ``word2vec-skipgram`` (``sg=1``), ``word2vec-cbow`` (``sg=0``) and ``fasttext``
-(`GENSIM_NAMES`); the core reaches that family only by those names, through the
-fitting recipe the registry names (`zoo.training.recipes.FittingRecipe`). An
-option zoo does not implement (``hs=1``, ``cbow_mean=0``, ``null_word=1``,
-``trim_rule``, FastText ``sg=0``, ...) is refused with an error naming it.
+(`GENSIM_NAMES`). An option zoo does not implement (``hs=1``, ``cbow_mean=0``,
+``null_word=1``, ``trim_rule``, FastText ``sg=0``, ...) is refused with an error naming it.
 A saved model is a zoo model file (``zoo.load``, ``KeyedVectors.load`` and
 ``zoo vectors`` read it) with the gensim settings in its metadata.
 """
@@ -25,17 +23,33 @@ from __future__ import annotations
 import json
 import logging
 import os
-import types
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from zoo.errors import DataError, InvalidParameterError, PluginError, WeightsError
-from zoo.vectors.keyed import KeyedVectors
+import jax
+import numpy as np
+from safetensors import safe_open
 
-__all__ = ["GENSIM_NAMES", "CallbackAny2Vec", "FastText", "Word2Vec"]
+import zoo
+from zoo.plugin_api import (
+    DataError,
+    InvalidParameterError,
+    KeyedVectors,
+    Vocab,
+    WeightsError,
+    build_word_vocab,
+    check_hyperparameter,
+    iter_sentences,
+)
+from zoo_word2vec.fit import fit
+from zoo_word2vec.gensim_api.callbacks import call_hook, once
+from zoo_word2vec.gensim_api.vocabulary import check_corpus, count_words, effective_min_count, refuse
+from zoo_word2vec.vocab_update import grow_vocab
+
+__all__ = ["GENSIM_NAMES", "Word2Vec"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,102 +73,6 @@ _METADATA = "zoo.gensim"
 
 _KEPT = ("min_count", "max_vocab_size", "max_final_vocab", "workers", "seed", "batch_words", "comment")
 """Settings saved besides the spec (the spec holds the hyperparameters)."""
-
-
-class CallbackAny2Vec:
-    """A training callback, as gensim's ``gensim.models.callbacks.CallbackAny2Vec``:
-    subclass it and override what you need. Each method gets the `Word2Vec` (or
-    `FastText`) being trained; at an epoch's end its ``wv`` holds the vectors trained
-    so far and ``get_latest_training_loss()`` that epoch's loss."""
-
-    def on_train_begin(self, model: Word2Vec) -> None:
-        """Before the first epoch of a ``train`` call."""
-
-    def on_epoch_begin(self, model: Word2Vec) -> None:
-        """Before each epoch."""
-
-    def on_epoch_end(self, model: Word2Vec) -> None:
-        """After each epoch."""
-
-    def on_train_end(self, model: Word2Vec) -> None:
-        """After the last epoch of a ``train`` call."""
-
-
-def _refuse(option: str, value: Any, default: Any, why: str) -> None:
-    """An error if a gensim option zoo does not implement is set to anything but gensim's default."""
-    if value is not default and value != default:
-        raise InvalidParameterError(
-            f"{option}={value!r} is not supported by zoo: {why} (leave {option} at {default!r})"
-        )
-
-
-def _fitting_recipe(name: str) -> Any:
-    """The recipe the registry names for `name`'s architecture, checked to be able to fit."""
-    from zoo.naming.registry import default_registry
-    from zoo.naming.resolve import architecture_of
-    from zoo.naming.spec import import_factory
-
-    arch = architecture_of(default_registry(), name)
-    recipe = import_factory(arch.recipe, plugin=arch.plugin) if arch.recipe else None
-    if not callable(getattr(recipe, "fit", None)):
-        raise PluginError(
-            f"{name!r} ({arch.plugin}) has no recipe that trains from Python (a fit method, see "
-            "zoo.training.recipes.FittingRecipe); is the installed plugin older than this zoo?"
-        )
-    return recipe
-
-
-def _check_corpus(corpus_iterable: Any, corpus_file: Any, what: str) -> tuple[Any, Any]:
-    """The corpus and tokenizer `fit` takes for gensim's ``corpus_iterable`` or ``corpus_file``."""
-    if (corpus_iterable is None) == (corpus_file is None):
-        raise DataError(f"{what} needs exactly one of corpus_iterable (sentences) and corpus_file")
-    if corpus_file is not None:
-        from zoo.data.corpus_files import corpus_files
-
-        corpus_files(corpus_file)  # a missing file, an empty folder or a pattern matching nothing: a DataError
-        return str(corpus_file), "whitespace"  # gensim's LineSentence: split on whitespace, case kept
-    if isinstance(corpus_iterable, str | bytes | os.PathLike):
-        raise DataError(
-            f"{what} got a string as sentences: pass token lists ([['the', 'cat'], ...]), "
-            "or corpus_file=PATH for a file"
-        )
-    if isinstance(corpus_iterable, types.GeneratorType) or iter(corpus_iterable) is corpus_iterable:
-        raise DataError(
-            "sentences is an iterator (a generator?), which can be read only once, but the vocabulary and every "
-            "epoch read it: pass a list, a restartable iterable (a class with __iter__), or corpus_file=PATH"
-        )
-    first = next(iter(corpus_iterable), None)
-    if isinstance(first, str):
-        raise DataError(f"each sentence must be a list of tokens, not a string: got {first[:40]!r}; split it first")
-    return corpus_iterable, None
-
-
-def _count(sentences: Iterable[Sequence[str]], max_vocab_size: int | None) -> tuple[Counter[str], int, int]:
-    """gensim's vocabulary scan: word counts in order of first appearance, sentences and words read.
-    With `max_vocab_size`, whenever more distinct words than that are held, those seen fewer than
-    ``n`` times are dropped (``n`` = 1, 2, ... at each pruning), as gensim bounds its memory."""
-    counts: Counter[str] = Counter()
-    sentences_read = words_read = 0
-    below = 1
-    for sentence in sentences:
-        counts.update(sentence)
-        sentences_read += 1
-        words_read += len(sentence)
-        if max_vocab_size is not None and len(counts) > max_vocab_size:
-            for word in [w for w, c in counts.items() if c < below]:
-                del counts[word]
-            below += 1
-    return counts, sentences_read, words_read
-
-
-def _effective_min_count(counts: Counter[str], min_count: int, max_final_vocab: int | None) -> int:
-    """gensim's rule: with `max_final_vocab`, raise min_count to one above the count of the
-    word just past that many (so the vocabulary may end smaller than `max_final_vocab`)."""
-    least = max(1, min_count)
-    if max_final_vocab is not None and max_final_vocab < len(counts):
-        ranked = sorted(counts.values(), reverse=True)
-        least = max(least, ranked[max_final_vocab] + 1)
-    return least
 
 
 class Word2Vec:
@@ -217,13 +135,13 @@ class Word2Vec:
         max_final_vocab: int | None = None,
         shrink_windows: bool = True,
     ) -> None:
-        _refuse("hs", hs, 0, "zoo trains with negative sampling only (no hierarchical softmax)")
-        _refuse("cbow_mean", cbow_mean, 1, "zoo's CBOW averages the context vectors")
-        _refuse("null_word", null_word, 0, "zoo adds no padding word")
-        _refuse("trim_rule", trim_rule, None, "the vocabulary follows min_count, max_vocab_size and max_final_vocab")
-        _refuse("sorted_vocab", sorted_vocab, 1, "zoo's vocabularies are always most frequent first")
-        _refuse("hashfxn", hashfxn, hash, "zoo draws the initial vectors from seed, not from a hash of each word")
-        _refuse("shrink_windows", shrink_windows, True, "zoo's windows always shrink (each word draws 1..window)")
+        refuse("hs", hs, 0, "zoo trains with negative sampling only (no hierarchical softmax)")
+        refuse("cbow_mean", cbow_mean, 1, "zoo's CBOW averages the context vectors")
+        refuse("null_word", null_word, 0, "zoo adds no padding word")
+        refuse("trim_rule", trim_rule, None, "the vocabulary follows min_count, max_vocab_size and max_final_vocab")
+        refuse("sorted_vocab", sorted_vocab, 1, "zoo's vocabularies are always most frequent first")
+        refuse("hashfxn", hashfxn, hash, "zoo draws the initial vectors from seed, not from a hash of each word")
+        refuse("shrink_windows", shrink_windows, True, "zoo's windows always shrink (each word draws 1..window)")
         self._check_sg(sg)
         if negative == 0:
             raise InvalidParameterError(
@@ -282,14 +200,9 @@ class Word2Vec:
 
     def _check_hyperparameters(self) -> None:
         """Each hyperparameter against its registry domain, named as gensim names it."""
-        from zoo.naming.registry import default_registry
-        from zoo.naming.resolve import architecture_of, coerce_param
-
-        arch = architecture_of(default_registry(), self.name)
-        for gensim, zoo in GENSIM_NAMES.items():
+        for gensim, param in GENSIM_NAMES.items():
             if hasattr(self, gensim):
-                value = coerce_param(getattr(self, gensim), arch.params[zoo], gensim, arch.domains.get(zoo), hint=False)
-                setattr(self, gensim, value)
+                setattr(self, gensim, check_hyperparameter(self.name, param, getattr(self, gensim), label=gensim))
 
     @property
     def zoo_model(self) -> Any:
@@ -311,8 +224,6 @@ class Word2Vec:
     @property
     def syn1neg(self) -> Any:
         """The output (context) vectors ``[V, dim]``, word2vec.c's and gensim's ``syn1neg``."""
-        import numpy as np
-
         return np.asarray(self.zoo_model.output)
 
     def get_latest_training_loss(self) -> float:
@@ -340,27 +251,19 @@ class Word2Vec:
         trained row is kept exactly, and the new words' rows are drawn as the model draws
         rows (their output rows start at zero). `progress_per` only paced gensim's log.
         """
-        _refuse("trim_rule", trim_rule, None, "the vocabulary follows min_count, max_vocab_size and max_final_vocab")
-        corpus, tokenizer = _check_corpus(corpus_iterable, corpus_file, "build_vocab")
+        refuse("trim_rule", trim_rule, None, "the vocabulary follows min_count, max_vocab_size and max_final_vocab")
+        corpus, tokenizer = check_corpus(corpus_iterable, corpus_file, "build_vocab")
         if tokenizer is not None:
-            from zoo.data.corpus import iter_sentences
-
             sentences: Any = iter_sentences(corpus, tokenizer)
         else:
             sentences = corpus
-        counts, self.corpus_count, self.corpus_total_words = _count(sentences, self.max_vocab_size)
+        counts, self.corpus_count, self.corpus_total_words = count_words(sentences, self.max_vocab_size)
         self.raw_vocab = counts if keep_raw_vocab else None
-        least = _effective_min_count(counts, self.min_count, self.max_final_vocab)
+        least = effective_min_count(counts, self.min_count, self.max_final_vocab)
         if update:
             self._grow(counts, least)
             return
-        from zoo.data.corpus import build_word_vocab
-
         vocab = build_word_vocab(counts, min_count=least)
-        import jax
-
-        import zoo
-
         self._model = zoo.build(self.name, vocab=vocab, key=jax.random.key(self.seed), **self._hyperparameters())
         self._keyed, self._updates, self.history = None, 0, []
         logger.info("%s: %d words kept of %d distinct (min_count %d)", self.name, len(vocab), len(counts), least)
@@ -372,21 +275,13 @@ class Word2Vec:
                 "build_vocab(update=True) needs a model with a vocabulary: build one first with "
                 "build_vocab(sentences), or load a trained model"
             )
-        import jax
-        import numpy as np
-
-        from zoo.data.vocab import Vocab
-
         old = self._model.vocabs["words"]
         new_words = [w for w, c in counts.items() if c >= least and w not in old.index]
         old_counts = np.asarray(old.counts) + np.array([counts.get(w, 0) for w in old.tokens], dtype=np.int64)
         vocab = Vocab([*old.tokens, *new_words], [*old_counts, *(counts[w] for w in new_words)], old.specials)
-        recipe = _fitting_recipe(self.name)
-        if not callable(getattr(recipe, "grow_vocab", None)):
-            raise PluginError(f"{self.name!r}'s recipe cannot grow a vocabulary (it has no grow_vocab method)")
         self._updates += 1
         key = jax.random.fold_in(jax.random.key(self.seed), self._updates)
-        self._model = recipe.grow_vocab(self._model, vocab, key=key)
+        self._model = grow_vocab(self._model, vocab, key=key)
         self._keyed = None
         logger.info("%s: vocabulary update added %d words (%d in all)", self.name, len(new_words), len(vocab))
 
@@ -417,10 +312,10 @@ class Word2Vec:
         **Returns:** ``(words, words)``: the in-vocabulary words trained over all epochs
         (zoo counts before subsampling, so gensim's two counts coincide).
         """
-        _refuse("word_count", word_count, 0, "training always starts from the corpus's first word")
+        refuse("word_count", word_count, 0, "training always starts from the corpus's first word")
         if self._model is None:
             raise DataError("you must first build the vocabulary before training: call build_vocab(sentences)")
-        corpus, tokenizer = _check_corpus(corpus_iterable, corpus_file, "train")
+        corpus, tokenizer = check_corpus(corpus_iterable, corpus_file, "train")
         callbacks = tuple(callbacks)
         self.alpha = start_alpha or self.alpha
         self.min_alpha = end_alpha if end_alpha is not None else self.min_alpha
@@ -428,11 +323,10 @@ class Word2Vec:
         self.compute_loss = compute_loss or self.compute_loss
         self._check_hyperparameters()
         self._check_totals(corpus, tokenizer, total_examples, total_words)
-        recipe = _fitting_recipe(self.name)
 
         def begin(epoch: int) -> None:
             for callback in callbacks:
-                _call(callback, "on_epoch_begin", self)
+                call_hook(callback, "on_epoch_begin", self)
 
         def end(record: dict[str, float], current: Any) -> None:
             self._latest_loss = float(record["loss"])
@@ -446,16 +340,16 @@ class Word2Vec:
             )
             if not callbacks:
                 return
-            self._current, self._keyed = _once(current), None
+            self._current, self._keyed = once(current), None
             try:
                 for callback in callbacks:
-                    _call(callback, "on_epoch_end", self)
+                    call_hook(callback, "on_epoch_end", self)
             finally:
                 self._current, self._keyed = None, None
 
         for callback in callbacks:
-            _call(callback, "on_train_begin", self)
-        self._model, stats = recipe.fit(
+            call_hook(callback, "on_train_begin", self)
+        self._model, stats = fit(
             self._model,
             corpus,
             seed=self.seed + len(self.history),
@@ -473,7 +367,7 @@ class Word2Vec:
         )
         self._keyed = None
         for callback in callbacks:
-            _call(callback, "on_train_end", self)
+            call_hook(callback, "on_train_end", self)
         return stats.words, stats.words
 
     def _check_totals(self, corpus: Any, tokenizer: Any, total_examples: int | None, total_words: int | None) -> None:
@@ -481,8 +375,6 @@ class Word2Vec:
         if total_examples is None and total_words is None:
             return
         if tokenizer is not None:
-            from zoo.data.corpus import iter_sentences
-
             corpus = iter_sentences(corpus, tokenizer)
         sentences = words = 0
         for sentence in corpus:
@@ -503,8 +395,6 @@ class Word2Vec:
         too); `load` goes on from it, training or updating its vocabulary."""
         if self._model is None:
             raise DataError("nothing to save yet: build the vocabulary (and train) first")
-        import zoo
-
         settings = {k: getattr(self, k) for k in _KEPT}
         settings.update(
             corpus_count=self.corpus_count,
@@ -519,10 +409,6 @@ class Word2Vec:
     def load(cls, path: str | os.PathLike) -> Word2Vec:
         """A model saved by `save`, or any zoo file of this family (``zoo train word2vec-skipgram``'s:
         the settings not in its spec then take gensim's defaults)."""
-        from safetensors import safe_open
-
-        import zoo
-
         model = zoo.load(path)
         name = model.spec.name
         if name not in cls._architectures:
@@ -548,110 +434,3 @@ class Word2Vec:
     def __repr__(self) -> str:
         size = len(self._model.vocabs["words"]) if self._model is not None else 0
         return f"{type(self).__name__}<{self.name}, vocab={size}, vector_size={self.vector_size}, alpha={self.alpha}>"
-
-
-def _once(make: Any) -> Any:
-    """``make`` called at most once: later calls return its first result."""
-    made: list[Any] = []
-
-    def get() -> Any:
-        if not made:
-            made.append(make())
-        return made[0]
-
-    return get
-
-
-def _call(callback: Any, method: str, model: Word2Vec) -> None:
-    """Call `callback`'s `method` (a callback need not have every method)."""
-    hook = getattr(callback, method, None)
-    if hook is not None:
-        hook(model)
-
-
-class FastText(Word2Vec):
-    """FastText (skip-gram over character n-grams), trained as gensim's ``FastText`` is called;
-    ``model.wv`` gives every word a vector, seen or not.
-
-    Arguments as `Word2Vec`, plus `min_n`, `max_n` (n-gram lengths; ``max_n < min_n``
-    turns n-grams off, as in gensim) and `bucket` (hash rows). zoo's FastText is
-    skip-gram only, so `sg` defaults to 1 here (gensim's default, 0, is CBOW, which is
-    refused); `word_ngrams` must stay 1 (as gensim requires).
-    """
-
-    _architectures: ClassVar[tuple[str, ...]] = ("fasttext",)
-
-    def __init__(
-        self,
-        sentences: Iterable[Sequence[str]] | None = None,
-        corpus_file: str | os.PathLike | None = None,
-        sg: int = 1,
-        hs: int = 0,
-        vector_size: int = 100,
-        alpha: float = 0.025,
-        window: int = 5,
-        min_count: int = 5,
-        max_vocab_size: int | None = None,
-        word_ngrams: int = 1,
-        sample: float = 1e-3,
-        seed: int = 1,
-        workers: int = 3,
-        min_alpha: float = 0.0001,
-        negative: int = 5,
-        ns_exponent: float = 0.75,
-        cbow_mean: int = 1,
-        hashfxn: Any = hash,
-        epochs: int = 5,
-        null_word: int = 0,
-        min_n: int = 3,
-        max_n: int = 6,
-        sorted_vocab: int = 1,
-        bucket: int = 2_000_000,
-        trim_rule: Any = None,
-        batch_words: int = 10_000,
-        callbacks: Sequence[Any] = (),
-        max_final_vocab: int | None = None,
-        shrink_windows: bool = True,
-        compute_loss: bool = False,
-        comment: str | None = None,
-    ) -> None:
-        _refuse("word_ngrams", word_ngrams, 1, "as in gensim, only single words are trained (word_ngrams=1)")
-        self.min_n, self.max_n, self.bucket = min_n, 0 if max_n < min_n else max_n, bucket
-        super().__init__(
-            sentences,
-            corpus_file,
-            vector_size=vector_size,
-            alpha=alpha,
-            window=window,
-            min_count=min_count,
-            max_vocab_size=max_vocab_size,
-            sample=sample,
-            seed=seed,
-            workers=workers,
-            min_alpha=min_alpha,
-            sg=sg,
-            hs=hs,
-            negative=negative,
-            ns_exponent=ns_exponent,
-            cbow_mean=cbow_mean,
-            hashfxn=hashfxn,
-            epochs=epochs,
-            null_word=null_word,
-            trim_rule=trim_rule,
-            sorted_vocab=sorted_vocab,
-            batch_words=batch_words,
-            compute_loss=compute_loss,
-            callbacks=callbacks,
-            comment=comment,
-            max_final_vocab=max_final_vocab,
-            shrink_windows=shrink_windows,
-        )
-
-    @staticmethod
-    def _check_sg(sg: int) -> None:
-        _refuse("sg", sg, 1, "zoo's FastText is skip-gram over n-grams (sg=1); gensim's default sg=0 is CBOW")
-
-    @property
-    def name(self) -> str:
-        """The registry name this model trains as."""
-        return "fasttext"

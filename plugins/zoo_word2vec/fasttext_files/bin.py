@@ -16,7 +16,7 @@ All numbers are little-endian. In order:
 - a bool: the output matrix is quantized; the output matrix, stored the same way
   (nwords rows, or nlabels for a supervised model).
 
-The model read is a `zoo.vectors.fasttext_model.FastTextModel`, which gives
+The model read is a `zoo_word2vec.fasttext_files.model.FastTextModel`, which gives
 every word, in the vocabulary or not, fastText's vector.
 
 Reading trusts no size in the file: every count is checked against the bytes the
@@ -37,10 +37,18 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from zoo.building.files import is_safetensors
-from zoo.errors import DataError
-from zoo.vectors.fasttext_model import SUPERVISED, FastTextArgs, FastTextModel, fasttext_from_zoo
-from zoo.vectors.formats import CORRUPT_GZIP, MAX_WORD_BYTES, corrupt_gzip, decode_word, open_binary
+from zoo.plugin_api import (
+    CORRUPT_GZIP,
+    MAX_WORD_BYTES,
+    DataError,
+    corrupt_gzip,
+    decode_word,
+    is_safetensors,
+    locate,
+    open_binary,
+    read_if_vectors,
+)
+from zoo_word2vec.fasttext_files.model import SUPERVISED, FastTextArgs, FastTextModel, fasttext_from_zoo
 
 __all__ = [
     "FASTTEXT_MAGIC",
@@ -348,20 +356,17 @@ def write_fasttext_bin(path: str | os.PathLike, model: Any) -> Path:
 
 def load_fasttext_model(path: str | os.PathLike) -> FastTextModel:
     """A fastText ``.bin`` file, a zoo model file of a ``fasttext`` model, or a zoo vectors file of
-    a ``.bin`` (`zoo.vectors.zoo_file`), as a `FastTextModel`; or the stored name of one of these."""
-    from zoo.building.locate import locate
+    a ``.bin``, as a `FastTextModel`; or the stored name of one of these."""
+    import zoo
 
     path = locate(path)
     if is_fasttext_bin(path):
         return read_fasttext_bin(path)
-    from zoo.building.weights import load
-    from zoo.vectors.zoo_file import read_if_vectors
-
     if not is_safetensors(path):
         raise DataError(f"{path} is neither a fastText .bin nor a zoo model file: it has no n-gram buckets to write")
     parts = read_if_vectors(path)
     if parts is None:
-        return fasttext_from_zoo(load(path))
+        return fasttext_from_zoo(zoo.load(path))
     if not isinstance(parts["oov"], FastTextModel):
         raise DataError(f"{path} holds word vectors without fastText's n-gram buckets: export them as word2vec")
     return parts["oov"]

@@ -1,0 +1,100 @@
+"""gensim's ``FastText`` on zoo: skip-gram over character n-grams, called as gensim's is."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+from zoo_word2vec.gensim_api.vocabulary import refuse
+from zoo_word2vec.gensim_api.word2vec import Word2Vec
+
+__all__ = ["FastText"]
+
+
+class FastText(Word2Vec):
+    """FastText (skip-gram over character n-grams), trained as gensim's ``FastText`` is called;
+    ``model.wv`` gives every word a vector, seen or not.
+
+    Arguments as `Word2Vec`, plus `min_n`, `max_n` (n-gram lengths; ``max_n < min_n``
+    turns n-grams off, as in gensim) and `bucket` (hash rows). zoo's FastText is
+    skip-gram only, so `sg` defaults to 1 here (gensim's default, 0, is CBOW, which is
+    refused); `word_ngrams` must stay 1 (as gensim requires).
+    """
+
+    _architectures: ClassVar[tuple[str, ...]] = ("fasttext",)
+
+    def __init__(
+        self,
+        sentences: Iterable[Sequence[str]] | None = None,
+        corpus_file: str | os.PathLike | None = None,
+        sg: int = 1,
+        hs: int = 0,
+        vector_size: int = 100,
+        alpha: float = 0.025,
+        window: int = 5,
+        min_count: int = 5,
+        max_vocab_size: int | None = None,
+        word_ngrams: int = 1,
+        sample: float = 1e-3,
+        seed: int = 1,
+        workers: int = 3,
+        min_alpha: float = 0.0001,
+        negative: int = 5,
+        ns_exponent: float = 0.75,
+        cbow_mean: int = 1,
+        hashfxn: Any = hash,
+        epochs: int = 5,
+        null_word: int = 0,
+        min_n: int = 3,
+        max_n: int = 6,
+        sorted_vocab: int = 1,
+        bucket: int = 2_000_000,
+        trim_rule: Any = None,
+        batch_words: int = 10_000,
+        callbacks: Sequence[Any] = (),
+        max_final_vocab: int | None = None,
+        shrink_windows: bool = True,
+        compute_loss: bool = False,
+        comment: str | None = None,
+    ) -> None:
+        refuse("word_ngrams", word_ngrams, 1, "as in gensim, only single words are trained (word_ngrams=1)")
+        self.min_n, self.max_n, self.bucket = min_n, 0 if max_n < min_n else max_n, bucket
+        super().__init__(
+            sentences,
+            corpus_file,
+            vector_size=vector_size,
+            alpha=alpha,
+            window=window,
+            min_count=min_count,
+            max_vocab_size=max_vocab_size,
+            sample=sample,
+            seed=seed,
+            workers=workers,
+            min_alpha=min_alpha,
+            sg=sg,
+            hs=hs,
+            negative=negative,
+            ns_exponent=ns_exponent,
+            cbow_mean=cbow_mean,
+            hashfxn=hashfxn,
+            epochs=epochs,
+            null_word=null_word,
+            trim_rule=trim_rule,
+            sorted_vocab=sorted_vocab,
+            batch_words=batch_words,
+            compute_loss=compute_loss,
+            callbacks=callbacks,
+            comment=comment,
+            max_final_vocab=max_final_vocab,
+            shrink_windows=shrink_windows,
+        )
+
+    @staticmethod
+    def _check_sg(sg: int) -> None:
+        refuse("sg", sg, 1, "zoo's FastText is skip-gram over n-grams (sg=1); gensim's default sg=0 is CBOW")
+
+    @property
+    def name(self) -> str:
+        """The registry name this model trains as."""
+        return "fasttext"

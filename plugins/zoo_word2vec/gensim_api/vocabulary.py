@@ -1,0 +1,72 @@
+"""gensim's corpus arguments and vocabulary scan: what `Word2Vec.build_vocab` reads and keeps."""
+
+from __future__ import annotations
+
+import os
+import types
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from zoo.plugin_api import DataError, InvalidParameterError, corpus_files
+
+__all__ = ["check_corpus", "count_words", "effective_min_count", "refuse"]
+
+
+def refuse(option: str, value: Any, default: Any, why: str) -> None:
+    """An error if a gensim option zoo does not implement is set to anything but gensim's default."""
+    if value is not default and value != default:
+        raise InvalidParameterError(
+            f"{option}={value!r} is not supported by zoo: {why} (leave {option} at {default!r})"
+        )
+
+
+def check_corpus(corpus_iterable: Any, corpus_file: Any, what: str) -> tuple[Any, Any]:
+    """The corpus and tokenizer `fit` takes for gensim's ``corpus_iterable`` or ``corpus_file``."""
+    if (corpus_iterable is None) == (corpus_file is None):
+        raise DataError(f"{what} needs exactly one of corpus_iterable (sentences) and corpus_file")
+    if corpus_file is not None:
+        corpus_files(corpus_file)  # a missing file, an empty folder or a pattern matching nothing: a DataError
+        return str(corpus_file), "whitespace"  # gensim's LineSentence: split on whitespace, case kept
+    if isinstance(corpus_iterable, str | bytes | os.PathLike):
+        raise DataError(
+            f"{what} got a string as sentences: pass token lists ([['the', 'cat'], ...]), "
+            "or corpus_file=PATH for a file"
+        )
+    if isinstance(corpus_iterable, types.GeneratorType) or iter(corpus_iterable) is corpus_iterable:
+        raise DataError(
+            "sentences is an iterator (a generator?), which can be read only once, but the vocabulary and every "
+            "epoch read it: pass a list, a restartable iterable (a class with __iter__), or corpus_file=PATH"
+        )
+    first = next(iter(corpus_iterable), None)
+    if isinstance(first, str):
+        raise DataError(f"each sentence must be a list of tokens, not a string: got {first[:40]!r}; split it first")
+    return corpus_iterable, None
+
+
+def count_words(sentences: Iterable[Sequence[str]], max_vocab_size: int | None) -> tuple[Counter[str], int, int]:
+    """gensim's vocabulary scan: word counts in order of first appearance, sentences and words read.
+    With `max_vocab_size`, whenever more distinct words than that are held, those seen fewer than
+    ``n`` times are dropped (``n`` = 1, 2, ... at each pruning), as gensim bounds its memory."""
+    counts: Counter[str] = Counter()
+    sentences_read = words_read = 0
+    below = 1
+    for sentence in sentences:
+        counts.update(sentence)
+        sentences_read += 1
+        words_read += len(sentence)
+        if max_vocab_size is not None and len(counts) > max_vocab_size:
+            for word in [w for w, c in counts.items() if c < below]:
+                del counts[word]
+            below += 1
+    return counts, sentences_read, words_read
+
+
+def effective_min_count(counts: Counter[str], min_count: int, max_final_vocab: int | None) -> int:
+    """gensim's rule: with `max_final_vocab`, raise min_count to one above the count of the
+    word just past that many (so the vocabulary may end smaller than `max_final_vocab`)."""
+    least = max(1, min_count)
+    if max_final_vocab is not None and max_final_vocab < len(counts):
+        ranked = sorted(counts.values(), reverse=True)
+        least = max(least, ranked[max_final_vocab] + 1)
+    return least

@@ -1,0 +1,50 @@
+"""Reading word-vector files as bytes: plain or gzipped, every failure a `DataError` naming the file.
+
+Shared by the core's formats (`zoo.vectors.formats`) and every plugin's (`zoo.vectors.extensions`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+from typing import BinaryIO
+
+from zoo.errors import DataError
+
+__all__ = ["CORRUPT_GZIP", "MAX_WORD_BYTES", "corrupt_gzip", "decode_word", "open_binary"]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+CORRUPT_GZIP = (EOFError, zlib.error, gzip.BadGzipFile)
+"""What reading a truncated or corrupt gzip stream raises."""
+MAX_WORD_BYTES = 1 << 16
+"""The longest word the binary readers accept."""
+
+
+def open_binary(path: Path, what: str) -> BinaryIO:
+    """`path` opened for reading bytes, gunzipped when its first bytes say gzip."""
+    if not path.is_file():
+        raise DataError(f"no {what} at {path}")
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == _GZIP_MAGIC
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")
+
+
+def corrupt_gzip(path: Path, error: BaseException) -> DataError:
+    """The `DataError` for a gzip stream that ended or broke while reading `path`."""
+    return DataError(
+        f"{path}: the gzip stream is truncated or corrupt ({error}); "
+        "the file was probably cut short while downloading or copying: fetch or compress it again"
+    )
+
+
+def decode_word(raw: bytes, path: Path, where: str, encoding: str, unicode_errors: str) -> str:
+    """`raw` decoded, or a `DataError` naming `path`, `where` (a row, an entry) and the bad byte."""
+    try:
+        return raw.decode(encoding, errors=unicode_errors)
+    except UnicodeDecodeError as error:
+        raise DataError(
+            f"{path}: {where}: byte {raw[error.start : error.end][:4].hex(' ')} is not valid {encoding} "
+            f"({error.reason}); pass the file's encoding (encoding='latin-1', say), or unicode_errors='replace' "
+            "for words cut inside a multibyte character"
+        ) from None
