@@ -34,7 +34,9 @@ def zoo_register_tables(register: Callable[[str | Path | Mapping[str, Any]], Non
 
     Call ``register(tables)`` with TOML text, a `pathlib.Path` to a TOML file, or
     an already parsed mapping, holding ``[components.*]``, ``[architectures.*]``
-    and ``[presets.*]`` tables in the format of zoo's ``registry.toml``. Every
+    and ``[presets.*]`` tables in the format of zoo's ``registry.toml`` (and
+    ``[demos.*]``, and the word-vector ``[formats.*]``, ``[subwords.*]`` and
+    ``[exports.*]`` of `zoo.vectors.extensions`). Every
     name registered belongs to the calling plugin; a name another plugin already
     holds becomes contested (building it raises `PluginConflictError` naming both).
     Factories are lazy ``"module:attr"`` strings: keep this hook light and import

@@ -43,6 +43,7 @@ from zoo.naming.tables import (
 __all__ = ["Registry", "active_registry", "building_with", "default_registry", "reset_default_registry"]
 
 Entry = ComponentEntry | ArchitectureEntry | PresetEntry
+_EXTENSION_WHAT = {"formats": "vector format", "subwords": "subword model", "exports": "export"}
 
 
 class Registry:
@@ -269,16 +270,17 @@ class Registry:
     def extension(self, section: str, name: str) -> FormatEntry | SubwordEntry | ExportEntry:
         """The entry `name` of an extension section (``"formats"``, ``"subwords"``, ``"exports"``);
         `PluginConflictError` when two plugins declare it, `UnknownNameError` naming close ones."""
+        what = _EXTENSION_WHAT[section]
         owners = self.extension_providers.get((section, name), [])
         if len(owners) > 1:
             raise PluginConflictError(
-                f"{section} entry {name!r} is declared by several plugins: {', '.join(map(repr, owners))}. "
+                f"{what} {name!r} is declared by several plugins: {', '.join(map(repr, owners))}. "
                 f"Disable all but one, e.g. ZOO_DISABLE_PLUGINS={owners[-1]}"
             )
         table = getattr(self, section)
         if name not in table:
             known = ", ".join(sorted(table)) or "none"
-            raise UnknownNameError(f"no {section} entry {name!r} (installed: {known}).{close_matches(name, table)}")
+            raise UnknownNameError(f"no {what} {name!r} (installed: {known}).{close_matches(name, table)}")
         return table[name]
 
     def provider(self, name: str) -> PluginRecord | None:
