@@ -195,7 +195,11 @@ def _family_lines() -> list[tuple[str, int, str, bool]]:
         source = path.read_text()
         docstrings = set()
         for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            if (
+                isinstance(node, ast.Expr)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
                 docstrings |= set(range(node.lineno, node.end_lineno + 1))
         lines = {}
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
