@@ -1,11 +1,11 @@
-"""Build a model by name: resolve, check its plugins, call the architecture factory."""
+"""Build a model by name: parse it, resolve it in one walk, construct it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from zoo.building.construct import check_available, construct
+from zoo.building.construct import construct
 from zoo.data.vocab import Vocab, Vocabularies
 from zoo.errors import (
     PluginError,
@@ -15,7 +15,7 @@ from zoo.errors import (
 )
 from zoo.naming.names import parse_name
 from zoo.naming.registry import Registry, default_registry
-from zoo.naming.resolve import coerce_param, expand, resolve
+from zoo.naming.resolve import check_vocabulary_roles, coerce_param, resolve
 from zoo.naming.spec import SlotSpec
 
 __all__ = ["as_vocabularies", "build", "build_component", "component_spec"]
@@ -25,14 +25,8 @@ def as_vocabularies(vocab: Vocab | Mapping[str, Vocab] | None, roles: Mapping[st
     """Normalise `vocab`: a single `Vocab` fills an architecture's only role."""
     if vocab is None:
         return Vocabularies()
-    if isinstance(vocab, Vocab):
-        if len(roles) != 1:
-            raise UnknownParameterError(f"{model!r} takes vocabularies {sorted(roles)}; pass vocab={{role: Vocab}}")
-        return Vocabularies({next(iter(roles)): vocab})
-    unknown = sorted(set(vocab) - set(roles))
-    if unknown:
-        raise UnknownParameterError(f"{model!r} has no vocabulary roles {unknown}; it has {sorted(roles)}")
-    return Vocabularies(vocab)
+    check_vocabulary_roles(roles, vocab, model)
+    return Vocabularies({next(iter(roles)): vocab} if isinstance(vocab, Vocab) else vocab)
 
 
 def build(
@@ -63,18 +57,9 @@ def build(
 
         untagged = str(parsed).rsplit(".", 1)[0]
         return load(registry.resolve_weights(untagged, parsed.tag), registry=registry)
-    expanded = expand(registry, parsed)
-    arch = expanded[0]
-    vocabs = as_vocabularies(vocab, arch.vocabularies, name)
-    for role, size_param in arch.vocabularies.items():
-        if role in vocabs:
-            given = overrides.setdefault(size_param, len(vocabs[role]))
-            if given != len(vocabs[role]):
-                raise UnknownParameterError(
-                    f"{size_param}={given} contradicts the {role!r} vocabulary of {len(vocabs[role])} tokens"
-                )
-    spec = resolve(registry, parsed, overrides, expanded=expanded)
-    check_available(registry, spec)
+    sizes = None if vocab is None else len(vocab) if isinstance(vocab, Vocab) else {r: len(v) for r, v in vocab.items()}
+    spec = resolve(registry, parsed, overrides, vocab_sizes=sizes)
+    vocabs = as_vocabularies(vocab, dict(spec.vocabularies), name)
     return construct(spec, key=key, vocabs=vocabs, registry=registry)
 
 

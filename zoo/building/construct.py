@@ -18,8 +18,8 @@ __all__ = ["build_from_spec", "check_available", "construct"]
 
 def check_available(registry: Registry, spec: ModelSpec) -> None:
     """Raise `PluginError` if a plugin the spec needs is not loaded in `registry`."""
-    needed = [(spec.arch, spec.plugin)] + [(s.component, s.plugin) for s in spec.slots if not s.is_empty]
-    for name, plugin in needed:
+    needed = [(spec.arch, spec.plugin)] + [(s.component, s.plugin) for s in spec.slots]
+    for name, plugin in needed:  # an empty slot needs no plugin (its plugin is None)
         if plugin is None:
             continue
         record = registry.plugins.get(plugin)
@@ -43,17 +43,17 @@ def build_from_spec(
 
     registry = registry or active_registry()
     record = spec.to_json() if isinstance(spec, ModelSpec) else spec
-    resolved = resolve_recorded(registry, record)
-    check_available(registry, resolved)
-    return construct(resolved, key=key, vocabs=vocabs, registry=registry)
+    return construct(resolve_recorded(registry, record), key=key, vocabs=vocabs, registry=registry)
 
 
 def construct(spec: ModelSpec, *, key: Any, vocabs: Vocabularies | None, registry: Registry) -> Any:
-    """Call the architecture factory of a `spec` that `registry` resolved, after
-    checking that each vocabulary has the size its hyperparameter says."""
+    """Call the architecture factory of a `spec` that `registry` resolved, after checking
+    that the plugins it needs are loaded and each vocabulary has the size its hyperparameter says."""
+    check_available(registry, spec)
     vocabs = vocabs if vocabs is not None else Vocabularies()
+    params = spec.params
     for role, size_param in spec.vocabularies:
-        size = spec.params.get(size_param)
+        size = params.get(size_param)
         if role in vocabs and size is not None and size != len(vocabs[role]):
             raise DataError(f"{spec.name}: {size_param}={size} but the {role!r} vocabulary has {len(vocabs[role])}")
     factory = import_factory(spec.factory, plugin=spec.plugin)

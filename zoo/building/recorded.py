@@ -16,11 +16,11 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from zoo.errors import RecordError, RegistryError, UnknownNameError
+from zoo.errors import RecordError, UnknownNameError
 from zoo.naming.names import IDENTIFIER
-from zoo.naming.resolve import _assign, _canonical, _expand, _Params, make_spec
+from zoo.naming.resolve import _assign, _canonical, _expand, _look_up, _Params, make_spec
 from zoo.naming.spec import NONE, ModelSpec
-from zoo.naming.tables import ArchitectureEntry
+from zoo.naming.tables import ArchitectureEntry, ComponentEntry
 
 if TYPE_CHECKING:
     from zoo.naming.registry import Registry
@@ -79,8 +79,10 @@ def _keys(data: Any, allowed: set[str], where: str) -> Mapping[str, Any]:
     return data
 
 
-def _slots(records: Any, arch: ArchitectureEntry, registry: Registry) -> tuple[dict[str, str], dict[str, dict]]:
-    """The recorded component of each slot, checked against the installed architecture."""
+def _slots(
+    records: Any, arch: ArchitectureEntry, registry: Registry, known: dict[str, ComponentEntry]
+) -> tuple[dict[str, str], dict[str, dict]]:
+    """The recorded component of each slot, checked against the installed architecture (entries into `known`)."""
     if not isinstance(records, list):
         raise _fail(f"'slots' must be a list, got {type(records).__name__}")
     recorded: dict[str, Mapping[str, Any]] = {}
@@ -105,7 +107,8 @@ def _slots(records: Any, arch: ArchitectureEntry, registry: Registry) -> tuple[d
                 raise RecordError(f"slot {slot.name!r} of {arch.name!r} cannot be empty, but the record leaves it so")
         else:
             try:
-                _assign(registry, arch, components, (slot.name, component), f"{arch.name}+{slot.name}={component}")
+                where = f"{arch.name}+{slot.name}={component}"
+                _assign(registry, arch, components, (slot.name, component), where, known)
             except UnknownNameError as error:
                 raise _unknown(error, record.get("plugin")) from None
         components[slot.name] = component
@@ -135,19 +138,18 @@ def resolve_recorded(registry: Registry, record: str | Mapping[str, Any]) -> Mod
     preset = _name(record.get("preset"), "'preset'", optional=True)
     tag = _name(record.get("tag"), "'tag'", optional=True)
     base_slots = {s.name: s.default for s in arch.slots}
+    known: dict[str, ComponentEntry] = {}
     if preset is not None:
         expanded, parts, _ = _expand(registry, preset)
         if expanded.name != arch.name:
             raise RecordError(f"preset {preset!r} builds {expanded.name!r}, but the record says {arch.name!r}")
         for part in parts:
-            _assign(registry, arch, base_slots, part, preset)
-    slots, slot_params = _slots(record.get("slots", []), arch, registry)
-    params = _Params(registry, arch, slots, hint=False)
+            _assign(registry, arch, base_slots, part, preset, known)
+    slots, slot_params = _slots(record.get("slots", []), arch, registry, known)
+    _look_up(registry, slots, known)
+    params = _Params(arch, slots, known, hint=False)
     params.apply_top(_params(record.get("params", {}), "params"))
     for slot, values in slot_params.items():
         params.apply_scoped(slot, values, strict=True)
-    try:
-        name = _canonical(registry, preset or arch.name, arch, base_slots, slots)
-    except RegistryError as error:
-        raise RecordError(str(error)) from None
-    return make_spec(registry, arch, slots, params, name=name, preset=preset, tag=tag)
+    name = _canonical(preset or arch.name, params, base_slots)
+    return make_spec(arch, params, name=name, preset=preset, tag=tag)

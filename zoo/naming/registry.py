@@ -1,8 +1,11 @@
-"""The registry: every name zoo can build, who provides it, and how to resolve it.
+"""The registry: every name zoo can build and who provides it.
 
 A `Registry` holds the tables that plugins registered, the plugin records, and
-a pluggy manager. Tests build their own `Registry`; `default_registry()` is the
-process-wide one that the top-level functions (`zoo.build`, ...) use.
+a pluggy manager, and explains a name it lacks. Resolving a name is
+`zoo.naming.resolve`'s job, which reads these tables and never imports this
+module (`Registry.describe` hands a name to it). Tests build their own
+`Registry`; `default_registry()` is the process-wide one that the top-level
+functions (`zoo.build`, ...) use.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from zoo.errors import (
 from zoo.naming import loader as _plugins
 from zoo.naming.catalogue import catalogue
 from zoo.naming.loader import PluginRecord
+from zoo.naming.resolve import resolve
+from zoo.naming.spec import ModelSpec
 from zoo.naming.tables import (
     EXTENSION_SECTIONS,
     ArchitectureEntry,
@@ -301,10 +306,8 @@ class Registry:
 
     # -- resolution and building ----------------------------------------------------------
 
-    def describe(self, name: str, **overrides: Any):
+    def describe(self, name: str, **overrides: Any) -> ModelSpec:
         """Resolve `name` with `overrides` into a `ModelSpec`, building nothing."""
-        from zoo.naming.resolve import resolve
-
         return resolve(self, name, overrides)
 
     def call_hook(self, hook: str, **kwargs: Any) -> Any:

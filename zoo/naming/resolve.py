@@ -1,4 +1,9 @@
-"""Resolve a composite name plus overrides into a `ModelSpec`.
+"""Resolve a composite name plus overrides into a `ModelSpec`, in one walk.
+
+Resolution reads tables and imports no registry: it takes any `Lookup` (a
+`zoo.naming.registry.Registry` is one, and holds the tables), follows the
+presets once (their bases were parsed when their table was read), looks each
+component up once, and carries the entries it found to the spec.
 
 Merge order: component defaults < architecture (scoped) defaults < preset
 params < overrides. An unscoped override (``hidden_size=64``) sets the
@@ -10,7 +15,7 @@ and wins over unscoped ones.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from zoo.errors import (
     InvalidParameterError,
@@ -23,12 +28,29 @@ from zoo.errors import (
 from zoo.naming.domains import Domain
 from zoo.naming.names import ParsedName, parse_name
 from zoo.naming.spec import NONE, ModelSpec, SlotSpec
-from zoo.naming.tables import ArchitectureEntry, PresetEntry
+from zoo.naming.tables import ArchitectureEntry, ComponentEntry, PresetEntry
 
-if TYPE_CHECKING:
-    from zoo.naming.registry import Registry
+__all__ = [
+    "Expansion",
+    "Lookup",
+    "architecture_of",
+    "check_vocabulary_roles",
+    "coerce_param",
+    "expand",
+    "make_spec",
+    "resolve",
+]
 
-__all__ = ["Expansion", "architecture_of", "coerce_param", "expand", "make_spec", "resolve"]
+
+class Lookup(Protocol):
+    """The tables resolution reads: entries by name, raising the error that explains a name
+    the tables lack (`zoo.naming.registry.Registry` is one)."""
+
+    def model(self, name: str) -> ArchitectureEntry | PresetEntry:
+        """An architecture or a preset."""
+        ...
+
+    def component(self, name: str) -> ComponentEntry: ...
 
 
 _KINDS = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", tuple: "list"}
@@ -74,88 +96,135 @@ def _coerce_type(value: Any, default: Any, where: str) -> Any:
     return value
 
 
-def _expand(
-    registry: Registry, name: str, seen: tuple[str, ...] = ()
-) -> tuple[ArchitectureEntry, list[tuple[str | None, str]], dict[str, Any]]:
+Expansion = tuple[ArchitectureEntry, list[tuple[str | None, str]], dict[str, Any]]
+"""A model name's presets followed down: (architecture, the presets' name parts, their params)."""
+
+
+def _expand(registry: Lookup, name: str, seen: tuple[str, ...] = ()) -> Expansion:
     """Follow presets down to an architecture: (arch, name parts, preset params)."""
     if name in seen:
         raise RegistryError(f"presets form a cycle: {' -> '.join((*seen, name))}")
     entry = registry.model(name)
     if isinstance(entry, ArchitectureEntry):
         return entry, [], {}
-    assert isinstance(entry, PresetEntry)
-    try:
-        base = parse_name(entry.base)
-    except NameSyntaxError as error:
-        raise RegistryError(f"preset {name!r}: base {entry.base!r}: {error}") from error
+    base = entry.base_name  # parsed when the preset's table was read
     arch, parts, params = _expand(registry, base.arch, (*seen, name))
     return arch, [*parts, *base.parts], {**params, **entry.params}
 
 
-Expansion = tuple[ArchitectureEntry, list[tuple[str | None, str]], dict[str, Any]]
-"""A model name's presets followed down: (architecture, the presets' name parts, their params)."""
-
-
-def expand(registry: Registry, name: str | ParsedName) -> Expansion:
+def expand(registry: Lookup, name: str | ParsedName) -> Expansion:
     """Follow a model name's presets down to the architecture it builds."""
     return _expand(registry, (name if isinstance(name, ParsedName) else parse_name(name)).arch)
 
 
-def architecture_of(registry: Registry, name: str | ParsedName) -> ArchitectureEntry:
+def architecture_of(registry: Lookup, name: str | ParsedName) -> ArchitectureEntry:
     """The architecture a model name (architecture, preset or composite) builds."""
     return expand(registry, name)[0]
 
 
 def _assign(
-    registry: Registry, arch: ArchitectureEntry, slots: dict[str, str], part: tuple[str | None, str], name: str
+    registry: Lookup,
+    arch: ArchitectureEntry,
+    slots: dict[str, str],
+    part: tuple[str | None, str],
+    name: str | ParsedName,
+    known: dict[str, ComponentEntry] | None = None,
 ) -> None:
+    """Put the component of one name `part` in its slot of `slots`; `known` keeps the entry looked up."""
     slot_name, component = part
     slot_names = [s.name for s in arch.slots]
     if slot_name is not None and arch.slot(slot_name) is None:
         raise UnknownNameError(
-            f"{name!r}: architecture {arch.name!r} has no slot {slot_name!r}; slots: {slot_names}."
+            f"'{name}': architecture {arch.name!r} has no slot {slot_name!r}; slots: {slot_names}."
             + close_matches(slot_name, slot_names)
         )
     if component == NONE:
         if slot_name is None:
-            raise NameSyntaxError(f"{name!r}: write 'slot=none' to empty a slot, e.g. 'attention=none'")
+            raise NameSyntaxError(f"'{name}': write 'slot=none' to empty a slot, e.g. 'attention=none'")
         if not arch.slot(slot_name).optional:
-            raise RegistryError(f"{name!r}: slot {slot_name!r} of {arch.name!r} cannot be empty")
+            raise RegistryError(f"'{name}': slot {slot_name!r} of {arch.name!r} cannot be empty")
         slots[slot_name] = NONE
         return
     entry = registry.component(component)
+    if known is not None:
+        known[component] = entry
     if slot_name is not None:
         slot = arch.slot(slot_name)
         if slot.kind != entry.kind:
             raise RegistryError(
-                f"{name!r}: slot {slot_name!r} takes a {slot.kind}, but {component!r} is a {entry.kind}"
+                f"'{name}': slot {slot_name!r} takes a {slot.kind}, but {component!r} is a {entry.kind}"
             )
         slots[slot_name] = component
         return
     fits = [s.name for s in arch.slots if s.kind == entry.kind]
     if not fits:
         raise RegistryError(
-            f"{name!r}: {component!r} is a {entry.kind}, and {arch.name!r} has no slot of that kind; "
+            f"'{name}': {component!r} is a {entry.kind}, and {arch.name!r} has no slot of that kind; "
             f"its slots: {', '.join(f'{s.name} ({s.kind})' for s in arch.slots)}"
         )
     if len(fits) > 1:
         options = ", ".join(f"'+{s}={component}'" for s in fits)
-        raise RegistryError(f"{name!r}: {component!r} fits several slots of {arch.name!r}; write {options}")
+        raise RegistryError(f"'{name}': {component!r} fits several slots of {arch.name!r}; write {options}")
     slots[fits[0]] = component
 
 
+def _look_up(registry: Lookup, slots: Mapping[str, str], known: dict[str, ComponentEntry]) -> None:
+    """Add the entry of each slot's component to `known`; a name it holds is not looked up again."""
+    for component in slots.values():
+        if component != NONE and component not in known:
+            known[component] = registry.component(component)
+
+
+def check_vocabulary_roles(roles: Mapping[str, str], given: Any, model: str) -> None:
+    """Raise `UnknownParameterError` unless `given` (one vocabulary, or ``{role: ...}``) fits `roles`.
+
+    One vocabulary given alone fits an architecture with exactly one role.
+    """
+    if not isinstance(given, Mapping):
+        if len(roles) != 1:
+            raise UnknownParameterError(f"{model!r} takes vocabularies {sorted(roles)}; pass vocab={{role: Vocab}}")
+        return
+    unknown = sorted(set(given) - set(roles))
+    if unknown:
+        raise UnknownParameterError(f"{model!r} has no vocabulary roles {unknown}; it has {sorted(roles)}")
+
+
+def _size_overrides(
+    arch: ArchitectureEntry, sizes: Mapping[str, int] | int, overrides: Mapping[str, Any], model: str
+) -> dict[str, Any]:
+    """`overrides` plus the size hyperparameter each given vocabulary fixes; a contradiction is an error."""
+    check_vocabulary_roles(arch.vocabularies, sizes, model)
+    by_role = sizes if isinstance(sizes, Mapping) else {next(iter(arch.vocabularies)): sizes}
+    merged = dict(overrides)
+    for role, size in by_role.items():
+        size_param = arch.vocabularies[role]
+        given = merged.setdefault(size_param, size)
+        if given != size:
+            raise UnknownParameterError(f"{size_param}={given} contradicts the {role!r} vocabulary of {size} tokens")
+    return merged
+
+
 class _Params:
-    """Architecture and per-slot parameters while overrides are applied."""
+    """Architecture and per-slot parameters while overrides are applied.
+
+    `slots` names each slot's component; `entries` holds the entry of every one of them.
+    """
 
     def __init__(
-        self, registry: Registry, arch: ArchitectureEntry, slots: dict[str, str], *, hint: bool = True
+        self,
+        arch: ArchitectureEntry,
+        slots: Mapping[str, str],
+        entries: Mapping[str, ComponentEntry],
+        *,
+        hint: bool = True,
     ) -> None:
         self.arch, self.hint = arch, hint
+        self.slots = {s.name: slots[s.name] for s in arch.slots}
+        self.entries = {slot: None if c == NONE else entries[c] for slot, c in self.slots.items()}
         self.top: dict[str, Any] = dict(arch.params)
         self.defaults: dict[str, dict[str, Any]] = {}
         self.domains: dict[str, Mapping[str, Domain]] = {}
-        for slot, component in slots.items():
-            entry = None if component == NONE else registry.component(component)
+        for slot, entry in self.entries.items():
             self.defaults[slot] = {} if entry is None else dict(entry.params)
             self.domains[slot] = {} if entry is None else entry.domains
         self.by_slot = {slot: dict(values) for slot, values in self.defaults.items()}
@@ -230,62 +299,65 @@ class _Params:
             self.apply_scoped(slot, values, strict=strict)
 
 
-def _canonical(
-    registry: Registry, base: str, arch: ArchitectureEntry, base_slots: dict[str, str], slots: dict[str, str]
-) -> str:
-    name = base
+def _canonical(base: str, params: _Params, base_slots: Mapping[str, str]) -> str:
+    """`base` plus each component of `params` that differs from `base_slots`, as `+component`
+    where its kind has one slot, else as `+slot=component`."""
+    name, arch = base, params.arch
     for slot in arch.slots:
-        component = slots[slot.name]
+        component, entry = params.slots[slot.name], params.entries[slot.name]
         if component == base_slots[slot.name]:
             continue
-        unique = component != NONE and sum(s.kind == registry.component(component).kind for s in arch.slots) == 1
+        unique = entry is not None and sum(s.kind == entry.kind for s in arch.slots) == 1
         name += f"+{component}" if unique else f"+{slot.name}={component}"
     return name
 
 
 def resolve(
-    registry: Registry, name: str | ParsedName, overrides: dict[str, Any], *, expanded: Expansion | None = None
+    registry: Lookup,
+    name: str | ParsedName,
+    overrides: Mapping[str, Any],
+    *,
+    expanded: Expansion | None = None,
+    vocab_sizes: Mapping[str, int] | int | None = None,
 ) -> ModelSpec:
-    """See module docstring. A caller that has parsed the name and followed its presets
-    (`expand`) passes both, so a build parses and expands a name once."""
+    """See module docstring. A name already parsed is not parsed again, and a caller that has
+    followed its presets (`expand`) passes their expansion.
+
+    `vocab_sizes` gives the size of each vocabulary the model is built with (``{role: size}``,
+    or one size for an architecture with one vocabulary): each fixes its size hyperparameter,
+    and an override that says otherwise is an error.
+    """
     parsed = name if isinstance(name, ParsedName) else parse_name(name)
-    name = str(parsed)
     arch, preset_parts, preset_params = expanded if expanded is not None else _expand(registry, parsed.arch)
+    if vocab_sizes is not None:
+        overrides = _size_overrides(arch, vocab_sizes, overrides, str(parsed))
+    known: dict[str, ComponentEntry] = {}
     base_slots = {s.name: s.default for s in arch.slots}
     for part in preset_parts:
-        _assign(registry, arch, base_slots, part, name)
+        _assign(registry, arch, base_slots, part, parsed, known)
     slots = dict(base_slots)
     for part in parsed.parts:
-        _assign(registry, arch, slots, part, name)
-    params = _Params(registry, arch, slots)
+        _assign(registry, arch, slots, part, parsed, known)
+    _look_up(registry, slots, known)
+    params = _Params(arch, slots, known)
     params.apply(preset_params, strict=False)
     params.apply(dict(overrides), strict=True)
     preset = parsed.arch if parsed.arch != arch.name else None
-    name = _canonical(registry, parsed.arch, arch, base_slots, slots)
-    return make_spec(registry, arch, slots, params, name=name, preset=preset, tag=parsed.tag)
+    canonical = _canonical(parsed.arch, params, base_slots)
+    return make_spec(arch, params, name=canonical, preset=preset, tag=parsed.tag)
 
 
-def make_spec(
-    registry: Registry,
-    arch: ArchitectureEntry,
-    slots: Mapping[str, str],
-    params: _Params,
-    *,
-    name: str,
-    preset: str | None,
-    tag: str | None,
-) -> ModelSpec:
-    """The `ModelSpec` of `arch` with `slots` filled and `params` applied; factories come from `registry`."""
+def make_spec(arch: ArchitectureEntry, params: _Params, *, name: str, preset: str | None, tag: str | None) -> ModelSpec:
+    """The `ModelSpec` of `arch` with the slots `params` filled and its values applied."""
     slot_specs = []
     for slot in arch.slots:
-        component = slots[slot.name]
-        entry = None if component == NONE else registry.component(component)
+        entry = params.entries[slot.name]
         slot_specs.append(
             SlotSpec.from_json(
                 {
                     "slot": slot.name,
                     "kind": slot.kind,
-                    "component": component,
+                    "component": params.slots[slot.name],
                     "factory": entry.factory if entry else None,
                     "plugin": entry.plugin if entry else None,
                     "params": params.by_slot[slot.name],

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zoo.errors import InvalidParameterError, RegistryError, close_matches
+from zoo.errors import InvalidParameterError, NameSyntaxError, RegistryError, close_matches
 from zoo.naming.domains import Domain, parse_domain
-from zoo.naming.names import IDENTIFIER
+from zoo.naming.names import IDENTIFIER, ParsedName, parse_name
 
 __all__ = [
     "ArchitectureEntry",
@@ -95,7 +95,11 @@ class ArchitectureEntry:
 
 @dataclass(frozen=True)
 class PresetEntry:
-    """A named model: a base name plus hyperparameter overrides."""
+    """A named model: a base name plus hyperparameter overrides.
+
+    `base_name` is `base` parsed, once, when the entry is made (a base that does not
+    parse raises `NameSyntaxError` then, not when the preset is built).
+    """
 
     name: str
     base: str
@@ -103,6 +107,10 @@ class PresetEntry:
     params: Mapping[str, Any] = field(default_factory=dict)
     summary: str = ""
     paper: str = ""
+    base_name: ParsedName = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base_name", parse_name(self.base))
 
 
 @dataclass(frozen=True)
@@ -363,14 +371,18 @@ def _flatten_params(params: Mapping[str, Any], prefix: str = "") -> dict[str, An
 def _preset(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> PresetEntry:
     where = f"{src}: presets.{name}"
     _check_keys(data, _PRESET_KEYS, where)
-    return PresetEntry(
-        name=_check_name(name, where),
-        base=_require(data, "base", where),
-        plugin=_plugin_of(data, plugin, where),
-        params=_flatten_params(_table(data.get("params", {}), f"{where}.params")),
-        summary=str(data.get("summary", "")),
-        paper=str(data.get("paper", "")),
-    )
+    base = _require(data, "base", where)
+    try:
+        return PresetEntry(
+            name=_check_name(name, where),
+            base=base,
+            plugin=_plugin_of(data, plugin, where),
+            params=_flatten_params(_table(data.get("params", {}), f"{where}.params")),
+            summary=str(data.get("summary", "")),
+            paper=str(data.get("paper", "")),
+        )
+    except NameSyntaxError as error:
+        raise RegistryError(f"{where}: base {base!r}: {error}") from error
 
 
 def _demo(name: str, data: Mapping[str, Any], plugin: str | None, src: str) -> DemoEntry:
