@@ -48,7 +48,11 @@ def test_off_a_terminal_one_plain_line_per_interval_and_a_record_each(tmp_path, 
     intervals = [line for line in err.splitlines() if line.startswith("step ") and "loss" in line]
     assert [line.split()[1] for line in intervals] == ["3/12", "6/12", "9/12", "12/12"]
     assert all("ex/s" in line and "elapsed" in line and "lr 0.05" in line for line in intervals)
-    assert [line for line in err.splitlines() if "score" in line] == ["step 6: score 0", "step 12: score 1"]
+    # two batches an epoch: each evaluation falls at an epoch's end, and its line says which
+    assert [line for line in err.splitlines() if "score" in line] == [
+        "epoch 3 (step 6): score 0",
+        "epoch 6 (step 12): score 1",
+    ]
     records = lines_of(log)
     trained = [r for r in records if "loss" in r]
     assert [r["step"] for r in trained] == [3, 6, 9, 12]
@@ -56,7 +60,7 @@ def test_off_a_terminal_one_plain_line_per_interval_and_a_record_each(tmp_path, 
         assert {"step", "loss", "lr", "units_per_s", "elapsed", "time"} <= set(record)
         assert record["lr"] == pytest.approx(0.05) and record["units_per_s"] > 0
     assert trained[-1]["loss"] < trained[0]["loss"]
-    assert [(r["step"], r["score"]) for r in records if "score" in r] == [(6, 0), (12, 1)]
+    assert [(r["step"], r["epoch"], r["score"]) for r in records if "score" in r] == [(6, 3, 0), (12, 6, 1)]
     assert [r["elapsed"] for r in records] == sorted(r["elapsed"] for r in records)
 
 

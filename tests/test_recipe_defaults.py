@@ -29,8 +29,17 @@ from zoo_textcnn.recipe import recipe as textcnn_recipe
 TINY_TAGGER = {"embedding_size": 8, "char_embedding_size": 4, "maps": [4], "hidden_size": 8, "dropout": 0.0}
 TINY_CNN = {"embedding_size": 8, "maps": [4], "encoder.widths": [2], "dropout": 0.0}
 STOPPED = re.compile(
-    r"stopped after epoch (\d+): no dev improvement for (\d+) epochs; saving epoch (\d+) \(.* ([\d.]+)\)"
+    r"stopped after epoch (\d+): no dev improvement for (\d+) epochs(?: since epoch \d+)?; "
+    r"kept epoch (\d+) \([a-z ]+ ([\d.]+)(?:, equal to epoch \d+'s)?\)"
 )
+
+
+def dev_scores(err: str) -> dict[int, float]:
+    """The ``epoch N (step S): dev_accuracy A`` lines a run shows, one per epoch."""
+    return {
+        int(e): float(a)
+        for e, a in re.findall(r"^(?:[\w+.-]+: )?epoch (\d+) \(step \d+\): dev_accuracy ([\d.]+)$", err, re.M)
+    }
 
 
 def _options(recipe, argv: list[str]) -> argparse.Namespace:
@@ -73,29 +82,35 @@ def test_tagger_stops_after_patience_and_saves_the_best_epoch(tmp_path, capsys):
     argv = ["--data", str(tmp_path / "train.txt"), "--valid", str(tmp_path / "dev.txt")]
     argv += ["--out", str(tmp_path / "t.safetensors"), "--patience", "2", "--lr", "0.05", "--quiet"]
     options = _options(tagger_recipe, argv)
-    assert options.epochs is None and options.patience == 2
+    assert options.epochs == TAGGER_EPOCHS and options.patience == 2
     path = tagger_recipe.train("bilstm-tagger", options, dict(TINY_TAGGER))
-    said = STOPPED.search(capsys.readouterr().out)
+    printed = capsys.readouterr()
+    assert f"held out: 40 sentences (--valid {tmp_path / 'dev.txt'})" in printed.out
+    said = STOPPED.search(printed.out)
     assert said, "the recipe should say it stopped early and which epoch it saves"
     stopped_at, patience, best = (int(g) for g in said.groups()[:3])
     assert patience == 2 and stopped_at == best + 2 < TAGGER_EPOCHS
+    scores = dev_scores(printed.err)  # every epoch's, the one that stopped the run too
+    assert sorted(scores) == list(range(1, stopped_at + 1))
+    assert scores[best] == max(scores.values()) == pytest.approx(float(said.group(4)), abs=1e-4)
     model = zoo.load(path)
     dev = read_tagged(tmp_path / "dev.txt")
     assert evaluate_tagger(model, dev)["accuracy"] == pytest.approx(float(said.group(4)), abs=1e-4)
 
 
 def test_tagger_patience_0_trains_every_epoch_and_steps_with_epochs_is_refused(tmp_path, capsys):
-    _tagged(tmp_path / "train.txt", 64, 0, 0.0)
-    _tagged(tmp_path / "dev.txt", 40, 1, 0.3)
-    base = ["--data", str(tmp_path / "train.txt"), "--valid", str(tmp_path / "dev.txt")]
-    base += ["--out", str(tmp_path / "t.safetensors"), "--quiet"]
+    _tagged(tmp_path / "train.txt", 150, 0, 0.1)
+    base = ["--data", str(tmp_path / "train.txt"), "--out", str(tmp_path / "t.safetensors"), "--quiet"]
     with pytest.raises(InvalidParameterError, match="--steps or --epochs"):
         tagger_recipe.train("bilstm-tagger", _options(tagger_recipe, [*base, "--steps", "8", "--epochs", "2"]), {})
     _, info = tagger_recipe.fit(
         "bilstm-tagger", _options(tagger_recipe, [*base, "--epochs", "3", "--patience", "0"]), dict(TINY_TAGGER)
     )
     assert info["epochs_run"] == 3 and info["stopped"] is None and len(info["history"]) == 3
-    assert "trained all 3 epochs; saving epoch" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # --valid-size's default, as --help prints it: a tenth of the sentences, at most 1,000
+    assert "held out: 15 sentences (of the 150 in --data: a tenth, at most 1,000)" in out
+    assert "trained all 3 epochs; kept epoch" in out
     assert info["best_dev"] == max(info["history"])
 
 
@@ -107,12 +122,21 @@ def test_textcnn_stops_after_patience_and_saves_the_best_epoch(tmp_path, capsys)
     options = _options(textcnn_recipe, argv)
     assert options.optimizer == "adam" and options.lr is None  # Adam at 1e-3; Kim's Adadelta is --optimizer adadelta
     path = textcnn_recipe.train("textcnn", options, dict(TINY_CNN))
-    out = capsys.readouterr().out
+    printed = capsys.readouterr()
+    out = printed.out
+    assert f"held out: 60 texts (--valid {tmp_path / 'dev.tsv'})" in out
     said = STOPPED.search(out)
     assert said, "the recipe should say it stopped early and which epoch it saves"
     stopped_at, patience, best = (int(g) for g in said.groups()[:3])
-    # ties go to the later epoch (Kim), so the saved epoch may be one that only equalled the best
+    # ties go to the later epoch (Kim), so the saved epoch may be one that only equalled the best;
+    # patience counts from the first of them (a tie is no improvement), and the line says so
     assert patience == 2 and best <= stopped_at < TEXTCNN_EPOCHS
+    scores = dev_scores(printed.err)
+    assert sorted(scores) == list(range(1, stopped_at + 1)) and scores[best] == max(scores.values())
+    first_best = min(e for e, a in scores.items() if a == scores[best])
+    assert stopped_at == first_best + 2
+    if first_best != best:
+        assert f"since epoch {first_best}; kept epoch {best}" in out and f"equal to epoch {first_best}'s" in out
     model = zoo.load(path)
     dev = read_data(tmp_path / "dev.tsv", text_column=None, label_column=None, lowercase=True)
     assert accuracy(model, dev) == pytest.approx(float(said.group(4)), abs=1e-4)

@@ -19,7 +19,8 @@ The names, by job:
 - data: vocabularies, batches, reading text files, tokenizers, characters,
   co-occurrence counts;
 - building, saving and training: `build`, `build_component`, `build_from_spec`,
-  `save`, `load`, `train`, checkpoints, `KeepBest`/`StopTraining`, frozen parameters,
+  `save`, `load`, `train`, checkpoints, `KeepBest`/`StopTraining` and the lines a run
+  reports itself with (`held_out_line`, `last_kept_line`), frozen parameters,
   a loop's progress and metrics log (`Progress`, `open_log`);
 - recipes (``zoo train NAME``'s options): `Recipe`, `resolve_spec`, the
   ``add_*_argument(s)`` helpers;
@@ -124,6 +125,8 @@ _EXPORTS: dict[str, str] = {
     "Progress": "zoo.training.progress:Progress",
     "open_log": "zoo.training.progress:open_log",
     "StopTraining": "zoo.training.selection:StopTraining",
+    "held_out_line": "zoo.training.selection:held_out_line",
+    "last_kept_line": "zoo.training.selection:last_kept_line",
     "frozen": "zoo.training.freezing:frozen",
     "skip_frozen": "zoo.training.freezing:skip_frozen",
     # recipes
@@ -137,10 +140,16 @@ _EXPORTS: dict[str, str] = {
             "add_common_arguments",
             "add_corpus_arguments",
             "add_encoding_argument",
+            "add_epochs_argument",
             "add_hyperparameter_argument",
             "add_log_argument",
             "add_lowercase_arguments",
+            "add_valid_size_argument",
             "corpus_vocabulary",
+            "epochs_to_run",
+            "given",
+            "held_out_size",
+            "hold_out",
             "resolve_spec",
             "seed_type",
         )

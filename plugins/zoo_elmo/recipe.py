@@ -22,7 +22,10 @@ from zoo.plugin_api import (
     add_common_arguments,
     add_encoding_argument,
     add_lowercase_arguments,
+    add_valid_size_argument,
     argument_type,
+    hold_out,
+    last_kept_line,
     resolve_spec,
 )
 from zoo_elmo.data import lm_batches, read_windows
@@ -82,8 +85,8 @@ def fit(
     (the rest are predicted as ``<unk>``; a character token layer still reads them).
     `buckets` fixes the padded widths (default: 4 length quantiles).
 
-    **Returns:** ``(model, info)`` with ``history``, ``tokens_per_s`` and, given
-    `valid`, its perplexities.
+    **Returns:** ``(model, info)`` with ``history``, ``tokens_per_s``, ``steps`` (done),
+    ``stopped_on_time`` and, given `valid`, its perplexities.
     """
     vocab = Vocab.build(sentences, min_count=min_count, max_size=max_vocab)
     model = zoo.build(name, key=jax.random.key(seed), vocab={"words": vocab}, **dict(overrides or {}))
@@ -113,7 +116,12 @@ def fit(
         resume=resume,
     )
     rates = [h["units_per_s"] for h in result.history if "units_per_s" in h]
-    info: dict[str, Any] = {"history": result.history, "tokens_per_s": float(np.median(rates)) if rates else None}
+    info: dict[str, Any] = {
+        "history": result.history,
+        "tokens_per_s": float(np.median(rates)) if rates else None,
+        "steps": result.step,
+        "stopped_on_time": result.stopped_on_time,
+    }
     if valid:
         info.update(perplexity(result.model, valid))
     return result.model, info
@@ -142,9 +150,7 @@ class ELMoRecipe:
         parser.add_argument(
             "--max-vocab", type=argument_type("[1, inf)"), default=20000, help="softmax vocabulary size (default 20000)"
         )
-        parser.add_argument(
-            "--valid-size", type=argument_type("[0, inf)"), default=500, help="windows held out for perplexity"
-        )
+        add_valid_size_argument(parser, what="windows", at_most=500)
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         resolve_spec(name, options, overrides)
@@ -156,7 +162,8 @@ class ELMoRecipe:
             encoding=options.encoding,
         )
         order = np.random.default_rng(options.seed).permutation(len(sentences))
-        n_valid = min(options.valid_size, len(sentences) // 10)
+        n_valid, held = hold_out(options.valid_size, len(sentences), what="windows")
+        print(f"{held}: scored by perplexity" if n_valid else held)
         if len(sentences) - n_valid < options.batch_size:
             raise DataError(f"{len(sentences)} windows are too few for batches of {options.batch_size}")
         valid = [sentences[i] for i in order[:n_valid]]
@@ -177,11 +184,10 @@ class ELMoRecipe:
             checkpoint=options.checkpoint,
             resume=options.resume,
         )
+        scores = ""
         if valid:
-            print(
-                f"held-out perplexity: forward {info['perplexity_forward']:.1f}, "
-                f"backward {info['perplexity_backward']:.1f}"
-            )
+            scores = f"perplexity forward {info['perplexity_forward']:.1f}, backward {info['perplexity_backward']:.1f}"
+        print(last_kept_line(info["steps"], options.steps, "step", on_time=info["stopped_on_time"], scores=scores))
         return zoo.save(model, options.out)
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:

@@ -21,6 +21,8 @@ from zoo.plugin_api import (
     argument_type,
     cooccurrence_matrix,
     corpus_vocabulary,
+    held_out_line,
+    last_kept_line,
     output_path,
     resolve_spec,
     seed_type,
@@ -91,6 +93,7 @@ class GloVeRecipe:
         model = zoo.build(name, key=jax.random.key(options.seed), vocab={"words": vocab}, **overrides)
         p = model.spec.params
         say(f"vocabulary: {len(vocab)} words ({time.perf_counter() - start:.1f}s)")
+        say(held_out_line(0, "text", "GloVe fits the co-occurrences of the whole corpus"))
         matrix = cooccurrence_matrix(
             list(options.corpus),
             vocab,
@@ -103,7 +106,7 @@ class GloVeRecipe:
         entries = entries_from_matrix(matrix, x_max=p["x_max"], alpha=p["alpha"])
         say(f"co-occurrences: {matrix.nnz} non-zero ({time.perf_counter() - start:.1f}s)")
         del matrix
-        model, _ = fit_glove(
+        model, history = fit_glove(
             model,
             entries,
             epochs=options.epochs,
@@ -117,6 +120,9 @@ class GloVeRecipe:
             description=name,
             time_limit=options.minutes * 60 if options.minutes is not None else None,
         )
+        if history:
+            done, loss = history[-1]["epoch"], f"loss {history[-1]['cost']:.4f}"
+            say(last_kept_line(done, options.epochs, "epoch", on_time=done < options.epochs, scores=loss))
         return zoo.save(model, options.out)
 
 

@@ -28,6 +28,8 @@ from zoo.plugin_api import (
     add_encoding_argument,
     add_hyperparameter_argument,
     argument_type,
+    held_out_line,
+    last_kept_line,
     resolve_spec,
     train,
 )
@@ -126,8 +128,9 @@ class LanguageModelRecipe:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_common_arguments(parser, steps=0, batch_size=20, lr=1.0)
+        parser._option_string_actions["--eval-every"].help = "score --valid every N steps (0: every epoch)"
         parser.add_argument("--data", type=Path, required=True, help="training text, plain or .gz")
-        parser.add_argument("--valid", type=Path, help="held-out text scored every epoch")
+        parser.add_argument("--valid", type=Path, help="held-out text scored every --eval-every steps")
         add_encoding_argument(parser)
         add_hyperparameter_argument(
             parser, "--level", "level", choices=["word", "char"], help="split text into words or characters"
@@ -176,6 +179,10 @@ class LanguageModelRecipe:
         vocab = build_vocab(tokens, level, min_count=options.min_count, max_size=options.max_vocab)
         model = zoo.build(name, key=jax.random.key(options.seed), vocab={"tokens": vocab}, **overrides)
         valid = vocab.encode(read_tokens(options.valid, level, encoding=options.encoding)) if options.valid else None
+        if valid is None:
+            print(held_out_line(0, "tokens", "--valid FILE scores held-out text as training goes"))
+        else:
+            print(held_out_line(len(valid), "tokens", f"--valid {options.valid}: scored by perplexity"))
 
         def optimizer(per_epoch: int) -> optax.GradientTransformation:
             if options.optimizer == "adam":
@@ -207,6 +214,9 @@ class LanguageModelRecipe:
             description=name,
             shard_tables=options.shard_tables,
         )
+        scored = [h for h in result.history if "valid_perplexity" in h]
+        scores = f"valid_perplexity {scored[-1]['valid_perplexity']:.2f}" if scored else ""
+        print(last_kept_line(result.step, None, "step", on_time=result.stopped_on_time, scores=scores))
         return zoo.save(result.model, options.out)
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:

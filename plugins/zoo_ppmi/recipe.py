@@ -26,6 +26,7 @@ from zoo.plugin_api import (
     add_log_argument,
     cooccurrence_matrix,
     corpus_vocabulary,
+    held_out_line,
     open_log,
     output_path,
     resolve_spec,
@@ -66,6 +67,9 @@ class PPMIRecipe:
         model = zoo.build(name, key=jax.random.key(options.seed), vocab={"words": vocab}, **overrides)
         p = model.spec.params
         phases.done("vocabulary", {"vocab_size": len(vocab)}, f"vocabulary: {len(vocab)} words")
+        if not options.quiet:
+            whole = "the SVD factorises the counts of the whole corpus in one pass: nothing to choose or stop"
+            print(held_out_line(0, "text", whole), file=sys.stderr)
         counts = cooccurrence_matrix(
             list(options.corpus),
             vocab,

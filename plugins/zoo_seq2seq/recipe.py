@@ -30,9 +30,13 @@ from zoo.plugin_api import (
     add_alias,
     add_common_arguments,
     add_encoding_argument,
+    add_valid_size_argument,
     argument_type,
     build,
     get_tokenizer,
+    given,
+    held_out_size,
+    last_kept_line,
     resolve_spec,
     save,
     train,
@@ -85,8 +89,7 @@ class Seq2SeqRecipe:
     """Train an encoder-decoder on a parallel corpus or a generated task; score it with sacreBLEU."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        add_common_arguments(parser, steps=STEPS, batch_size=64, lr=1e-3)
-        parser.set_defaults(steps=None)  # a given --steps is told from the default, which --epochs replaces
+        add_common_arguments(parser, steps=STEPS, batch_size=64, lr=1e-3)  # a given --steps: `given`
         data = parser.add_mutually_exclusive_group(required=True)
         pairs = data.add_argument(
             "--data", dest="pairs", type=Path, metavar="FILE", help="src<TAB>tgt[<TAB>...] lines, plain or gzip"
@@ -111,17 +114,12 @@ class Seq2SeqRecipe:
         parser.add_argument(
             "--valid", type=Path, help="held-out pairs, as --data (default: --valid-size of the training pairs)"
         )
-        parser.add_argument(
-            "--valid-size",
-            type=argument_type("[0, inf)"),
-            default=500,
-            help="pairs held out of the training data when there is no --valid (at most a tenth; 0: none)",
-        )
+        add_valid_size_argument(parser, what="pairs", at_most=500, source="the training data")
         parser.add_argument(
             "--epochs",
             type=argument_type("[1, inf)"),
             default=None,
-            help=f"passes over the training pairs, instead of --steps (default: {STEPS} steps)",
+            help="passes over the training pairs, instead of --steps (default: --steps decides)",
         )
         parser.add_argument(
             "--patience",
@@ -161,11 +159,13 @@ class Seq2SeqRecipe:
             train_ids, where = list(range(len(src))), f"--valid {options.valid}"
         else:
             order = [int(i) for i in np.random.default_rng(options.seed).permutation(len(src))]
-            n_valid = min(options.valid_size, len(src) // 10)
+            n_valid = held_out_size(options.valid_size, len(src), "pairs")
             valid_ids, train_ids = order[:n_valid], order[n_valid:]
             references = [texts[i][1] for i in valid_ids] if texts is not None else None
             valid = HeldOut([src[i] for i in valid_ids], [tgt[i] for i in valid_ids], references) if n_valid else None
-            where = f"held out of the training pairs: --valid-size {options.valid_size}, at most a tenth"
+            how = getattr(options.valid_size, "rule", f"--valid-size {options.valid_size}")
+            where = f"held out of the {len(src):,} pairs read: {how}"
+            where += "" if n_valid else "; the last step is kept"
         sources, targets = [src[i] for i in train_ids], [tgt[i] for i in train_ids]
         summary.append(f"{len(sources):,} training pairs, {len(valid) if valid else 0:,} validation pairs ({where})")
         if fixed is not None:
@@ -194,7 +194,7 @@ class Seq2SeqRecipe:
         if options.tokenizer is not None:
             overrides["tokenizer"] = options.tokenizer
         resolve_spec(name, options, overrides)
-        if options.steps is not None and options.epochs is not None:
+        if given(options, "steps") and options.epochs is not None:
             raise InvalidParameterError("give --steps or --epochs, not both")
         corpus = self._corpus(options)
         for line in corpus.summary:
@@ -210,7 +210,7 @@ class Seq2SeqRecipe:
             seed=options.seed,
         )
         per_epoch = data.batches_per_epoch()
-        steps = STEPS if options.steps is None else options.steps
+        steps = options.steps
         if options.epochs is not None:
             steps = options.epochs * per_epoch
             print(f"{options.epochs} epochs of {per_epoch:,} batches: {steps:,} steps")
@@ -242,15 +242,14 @@ class Seq2SeqRecipe:
         except StopTraining:
             result = None
         if validation is None:
+            print(last_kept_line(result.step, steps, "step", on_time=result.stopped_on_time))
             return save(result.model, options.out)
         if result is not None:  # each evaluation's step, from the run's history
             at = [int(h["step"]) for h in result.history if "valid_loss" in h]
-        else:  # stopped early, at an evaluation every eval_every steps, which the loop did not print
+        else:  # stopped early, at an evaluation every eval_every steps (the loop showed its scores)
             at = [min(k * (eval_every or steps), steps) for k in range(1, len(validation.history) + 1)]
-            print(f"step {at[-1]}: {_figures(validation.history[-1])}")
             print(
-                f"stopped early after step {at[-1]}: {options.keep_best_by} did not improve "
-                f"for {options.patience} evaluations"
+                f"stopped after step {at[-1]}: no {options.keep_best_by} improvement for {options.patience} evaluations"
             )
         print(
             f"saving the best of {len(validation.history)} evaluations by {options.keep_best_by}: "

@@ -152,5 +152,5 @@ class Validation:
             self._keeper(model)
         except StopTraining as stop:
             self.stopped = str(stop)
-            raise
+            raise StopTraining(self.stopped, metrics) from None  # the run shows every metric, not the keeper's view
         return metrics

@@ -2,9 +2,10 @@
 
 Training scores held-out sentences (``--valid FILE``, or ``--valid-size`` of
 ``--data``) after every epoch, saves the best epoch, and stops after
-``--patience`` epochs without a better one; ``--epochs`` is only a cap
-(``--patience 0`` trains all of them). It says which epoch it saved and why it
-stopped, and warns when the last epoch was still the best (raise ``--epochs``).
+``--patience`` epochs without a better one (a tie is none); ``--epochs`` is only a
+cap (``--patience 0`` trains all of them). It says what it held out, each epoch's
+dev accuracy, which epoch it saved and why it stopped, and warns when the last
+epoch was still the best (raise ``--epochs``).
 """
 
 from __future__ import annotations
@@ -21,12 +22,17 @@ import optax
 import zoo
 from zoo.plugin_api import (
     DataError,
-    InvalidParameterError,
     KeepBest,
     StopTraining,
     add_common_arguments,
     add_encoding_argument,
+    add_epochs_argument,
+    add_valid_size_argument,
     argument_type,
+    epochs_to_run,
+    held_out_line,
+    hold_out,
+    last_kept_line,
     resolve_spec,
     skip_frozen,
 )
@@ -42,7 +48,6 @@ __all__ = [
     "evaluate_tagger",
     "fit",
     "recipe",
-    "selection_report",
 ]
 
 EPOCHS = 100
@@ -110,7 +115,8 @@ def fit(
 
     **Returns:** ``(model, info)``; `info` holds ``best_dev``, ``best_epoch``,
     ``epochs_run``, ``epochs`` (the cap), ``patience``, ``history`` (dev accuracy
-    per epoch), ``stopped`` (why it stopped early, or None) and ``tokens_per_s``.
+    per epoch), ``stopped`` (why it stopped early, or None), ``report`` (the line
+    saying how training ended and which epoch is returned) and ``tokens_per_s``.
     """
     overrides = dict(overrides or {})
     lowercase = overrides.get("lowercase", True)
@@ -136,7 +142,7 @@ def fit(
     )
     per_epoch = data.batches_per_epoch()
     keeper = KeepBest(lambda m: evaluate_tagger(m, dev)["accuracy"], "dev_accuracy", patience=patience) if dev else None
-    final, stopped, rate = None, None, float("nan")
+    final, stopped, rate, on_time = None, None, float("nan"), False
     try:
         result = zoo.train(
             model,
@@ -151,11 +157,15 @@ def fit(
             log_every=max(1, per_epoch // 5),
             description=name,
         )
-        final = result.model
+        final, on_time = result.model, result.stopped_on_time
         rates = [h["units_per_s"] for h in result.history if "units_per_s" in h]
         rate = float(np.median(rates)) if rates else rate
     except StopTraining as stop:
         stopped = str(stop)
+    if keeper is not None:
+        report = keeper.report(unit="epoch", label="dev token accuracy", planned=epochs, on_time=on_time)
+    else:
+        report = last_kept_line(result.step / per_epoch, epochs, "epoch", on_time=on_time)
     info = {
         "best_dev": keeper.score if keeper else None,
         "best_epoch": keeper.best_at if keeper else None,
@@ -164,25 +174,10 @@ def fit(
         "patience": patience,
         "history": list(keeper.history) if keeper else [],
         "stopped": stopped,
+        "report": report,
         "tokens_per_s": rate,
     }
     return (keeper.model if keeper else final), info
-
-
-def selection_report(info: Mapping[str, Any], metric: str = "dev accuracy") -> str:
-    """One line saying how training ended and which epoch is saved, from `fit`'s `info`.
-
-    ``stopped after epoch 12: no dev improvement for 5 epochs; saving epoch 7 (dev accuracy 0.9512)``,
-    or ``trained all 100 epochs; saving epoch 96 (...)``, with a warning when the last
-    epoch was the best: the score was still climbing and more epochs may help.
-    """
-    best = f"saving epoch {info['best_epoch']} ({metric} {info['best_dev']:.4f})"
-    if info["stopped"] is not None:
-        return f"stopped after epoch {info['epochs_run']}: no dev improvement for {info['patience']} epochs; {best}"
-    line = f"trained all {info['epochs_run']} epochs; {best}"
-    if info["best_epoch"] == info["epochs_run"] and info["epochs_run"] > 1:
-        line += f"; warning: {metric} was still improving at the last epoch, more --epochs may help"
-    return line
 
 
 class TaggerRecipe:
@@ -194,15 +189,8 @@ class TaggerRecipe:
         parser.add_argument("--format", choices=["auto", "slash", "conll"], default="auto")
         add_encoding_argument(parser)
         parser.add_argument("--valid", type=Path, help="held-out sentences (default: --valid-size from --data)")
-        parser.add_argument(
-            "--valid-size", type=argument_type("[0, inf)"), default=1000, help="sentences held out of --data"
-        )
-        parser.add_argument(
-            "--epochs",
-            type=argument_type("[1, inf)"),
-            default=None,
-            help=f"at most this many epochs, instead of --steps (default {EPOCHS}; --patience usually stops sooner)",
-        )
+        add_valid_size_argument(parser, what="sentences", at_most=1000)
+        add_epochs_argument(parser, default=EPOCHS, stops="--patience usually stops sooner")
         parser.add_argument(
             "--patience",
             type=argument_type("[0, inf)"),
@@ -222,18 +210,14 @@ class TaggerRecipe:
         data = read_tagged(options.data, format=options.format, encoding=options.encoding)
         if options.valid is not None:
             train, dev = data, read_tagged(options.valid, format=options.format, encoding=options.encoding)
-        elif options.valid_size > 0:
-            train, dev = data.split(min(options.valid_size, len(data) // 10), seed=options.seed)
+            held = held_out_line(len(dev), "sentences", f"--valid {options.valid}")
         else:
-            train, dev = data, None
+            count, held = hold_out(options.valid_size, len(data), what="sentences")
+            train, dev = data.split(count, seed=options.seed) if count else (data, None)
+        print(held if dev is not None else f"{held}: the last epoch is kept")
         if len(train) < options.batch_size:
             raise DataError(f"{len(train)} sentences are too few for batches of {options.batch_size}")
-        per_epoch = -(-len(train) // options.batch_size)
-        epochs = options.epochs or EPOCHS
-        if options.steps > 0:
-            if options.epochs is not None:
-                raise InvalidParameterError("give --steps or --epochs, not both")
-            epochs = max(1, options.steps // per_epoch)
+        epochs = epochs_to_run(options, -(-len(train) // options.batch_size))
         context = zoo.load(options.elmo) if options.elmo else None
         model, info = fit(
             name,
@@ -249,8 +233,7 @@ class TaggerRecipe:
             progress=not options.quiet,
             overrides=overrides,
         )
-        if dev is not None:
-            print(selection_report(info, "dev token accuracy"))
+        print(info["report"])
         return model, info
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:

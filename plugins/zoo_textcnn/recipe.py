@@ -2,9 +2,10 @@
 
 Training scores held-out texts (``--valid FILE``, or ``--valid-fraction`` of
 ``--data``) after every epoch, saves the best epoch, and stops after
-``--patience`` epochs without a better one; ``--epochs`` is only a cap
-(``--patience 0`` trains all of them). It says which epoch it saved and why it
-stopped, and warns when the last epoch was still the best (raise ``--epochs``).
+``--patience`` epochs without a better one (a tie is none); ``--epochs`` is only a
+cap (``--patience 0`` trains all of them). It says what it held out, each epoch's
+dev accuracy, which epoch it saved and why it stopped, and warns when the last
+epoch was still the best (raise ``--epochs``).
 
 The optimiser is Adam (``--lr`` 1e-3) by default; ``--optimizer adadelta`` is Kim's
 (2014) rule (Adadelta, ``--lr`` 1.0), which learns slowly from few texts and trails
@@ -26,14 +27,17 @@ import numpy as np
 import zoo
 from zoo.plugin_api import (
     DataError,
-    InvalidParameterError,
     KeepBest,
     StopTraining,
     Vocab,
     add_alias,
     add_common_arguments,
     add_encoding_argument,
+    add_epochs_argument,
     argument_type,
+    epochs_to_run,
+    held_out_line,
+    last_kept_line,
 )
 from zoo_textcnn.data import (
     LEGACY_TOKENIZER,
@@ -55,7 +59,6 @@ __all__ = [
     "fit",
     "read_data",
     "recipe",
-    "selection_report",
     "small_data_note",
 ]
 
@@ -135,8 +138,9 @@ def fit(
 
     **Returns:** ``(model, info)``; `info` holds ``best_dev``, ``best_epoch``,
     ``epochs_run``, ``epochs`` (the cap), ``patience``, ``history`` (dev accuracy per
-    epoch), ``stopped`` (why it stopped early, or None) and ``coverage`` (of
-    pretrained vectors, or None).
+    epoch), ``stopped`` (why it stopped early, or None), ``report`` (the line saying
+    how training ended and which epoch is returned) and ``coverage`` (of pretrained
+    vectors, or None).
     """
     vocab = vocab or Vocab.build(train.texts, specials=("pad", "unk"))
     labels = label_vocab(train.labels)
@@ -158,7 +162,7 @@ def fit(
     keeper = None
     if dev is not None:  # Kim's code keeps the later of two epochs with equal dev accuracy
         keeper = KeepBest(lambda m: accuracy(m, dev), "dev_accuracy", patience=patience, ties="last")
-    final, stopped = None, None
+    final, stopped, on_time = None, None, False
     try:
         result = zoo.train(
             model,
@@ -178,9 +182,13 @@ def fit(
             log_every=max(1, per_epoch // 4),
             description=name,
         )
-        final = result.model
+        final, on_time = result.model, result.stopped_on_time
     except StopTraining as stop:
         stopped = str(stop)
+    if keeper is not None:
+        report = keeper.report(unit="epoch", label="dev accuracy", planned=epochs, on_time=on_time)
+    else:
+        report = last_kept_line(result.step / per_epoch, epochs, "epoch", on_time=on_time)
     info = {
         "best_dev": keeper.score if keeper is not None else None,
         "best_epoch": keeper.best_at if keeper is not None else None,
@@ -189,25 +197,10 @@ def fit(
         "patience": patience,
         "history": list(keeper.history) if keeper is not None else [],
         "stopped": stopped,
+        "report": report,
         "coverage": coverage,
     }
     return (keeper.model if keeper is not None else final), info
-
-
-def selection_report(info: Mapping[str, Any], metric: str = "dev accuracy") -> str:
-    """One line saying how training ended and which epoch is saved, from `fit`'s `info`.
-
-    ``stopped after epoch 12: no dev improvement for 5 epochs; saving epoch 7 (dev accuracy 0.8512)``,
-    or ``trained all 50 epochs; saving epoch 48 (...)``, with a warning when the last
-    epoch was the best: the score was still climbing and more epochs may help.
-    """
-    best = f"saving epoch {info['best_epoch']} ({metric} {info['best_dev']:.4f})"
-    if info["stopped"] is not None:
-        return f"stopped after epoch {info['epochs_run']}: no dev improvement for {info['patience']} epochs; {best}"
-    line = f"trained all {info['epochs_run']} epochs; {best}"
-    if info["best_epoch"] == info["epochs_run"] and info["epochs_run"] > 1:
-        line += f"; warning: {metric} was still improving at the last epoch, more --epochs may help"
-    return line
 
 
 def small_data_note(texts: int, *, vectors: bool) -> str | None:
@@ -250,12 +243,7 @@ class TextCNNRecipe:
             "--tokenizer", help="how to split the text: kim (the default), words-marks, or any zoo tokeniser"
         )
         parser.add_argument("--pad-to-longest", action="store_true", help="pad batches to the longest text (Kim)")
-        parser.add_argument(
-            "--epochs",
-            type=argument_type("[1, inf)"),
-            default=None,
-            help=f"at most this many epochs, instead of --steps (default {EPOCHS}; --patience usually stops sooner)",
-        )
+        add_epochs_argument(parser, default=EPOCHS, stops="--patience usually stops sooner")
         parser.add_argument(
             "--valid", type=Path, help="held-out texts, as --data (default: --valid-fraction of --data)"
         )
@@ -307,6 +295,10 @@ class TextCNNRecipe:
         dev = data.subset(order[:n_dev].tolist()) if n_dev else None
         if options.valid is not None:
             dev = read(options.valid)
+            print(held_out_line(len(dev), "texts", f"--valid {options.valid}"))
+        else:
+            source = f"of the {len(data):,} in --data: --valid-fraction {options.dev_fraction:g}"
+            print(held_out_line(n_dev, "texts", source if n_dev else f"{source}: the last epoch is kept"))
         train = data.subset(order[n_dev:].tolist())
         if options.static:
             overrides.setdefault("freeze_embeddings", True)
@@ -329,12 +321,7 @@ class TextCNNRecipe:
             counts = {w: 1 for t in train.texts for w in t}
             counts.update({w: 1 for t in (dev.texts if dev else []) for w in t if w in known})
             vocab = Vocab.build(counts, specials=("pad", "unk"))
-        per_epoch = -(-len(train) // options.batch_size)
-        epochs = options.epochs or EPOCHS
-        if options.steps > 0:
-            if options.epochs is not None:
-                raise InvalidParameterError("give --steps or --epochs, not both")
-            epochs = max(1, options.steps // per_epoch)
+        epochs = epochs_to_run(options, -(-len(train) // options.batch_size))
         model, info = fit(
             name,
             train,
@@ -354,8 +341,7 @@ class TextCNNRecipe:
         )
         if info["coverage"] is not None:
             print(info["coverage"])
-        if dev is not None:
-            print(selection_report(info))
+        print(info["report"])
         note = small_data_note(len(train), vectors=bool(options.vectors))
         if note:
             print(note)

@@ -18,6 +18,8 @@ from zoo.plugin_api import (
     add_log_argument,
     argument_type,
     corpus_vocabulary,
+    held_out_line,
+    last_kept_line,
     output_path,
     resolve_spec,
     seed_type,
@@ -94,6 +96,7 @@ class EmbeddingRecipe:
         corpus = [str(p) for p in options.corpus]
         vocab = corpus_vocabulary(options)
         model = zoo.build(name, vocab=vocab, key=jax.random.key(options.seed), **overrides)
+        print(held_out_line(0, "text", "the vectors train on the whole corpus"), file=sys.stderr)
         model, stats = fit(
             model,
             corpus,
@@ -125,6 +128,9 @@ class EmbeddingRecipe:
             f"({stats.words_per_s / 1000:.0f}k words/s, {ran}){loss}",
             file=sys.stderr,
         )
+        epochs = model.spec["epochs"]
+        done = stats.history[-1]["epoch"] if stats.history else epochs
+        print(last_kept_line(done, epochs, "epoch", on_time=stats.stopped_on_time), file=sys.stderr)
         return zoo.save(model, options.out)
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from zoo.building.files import output_path
 from zoo.naming.domains import argument_type
+from zoo.training.selection import held_out_line
 
 if TYPE_CHECKING:
     from zoo.naming.spec import ModelSpec
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DefaultsFormatter",
     "EvaluatingRecipe",
+    "GivenOption",
+    "HeldOutShare",
     "HyperparameterOption",
     "Recipe",
     "add_alias",
@@ -44,9 +47,15 @@ __all__ = [
     "add_common_arguments",
     "add_distributed_arguments",
     "add_encoding_argument",
+    "add_epochs_argument",
     "add_hyperparameter_argument",
     "add_lowercase_arguments",
     "add_log_argument",
+    "add_valid_size_argument",
+    "epochs_to_run",
+    "given",
+    "hold_out",
+    "held_out_size",
     "output_path",
     "resolve_spec",
     "seed_type",
@@ -92,6 +101,7 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
     parser.add_argument("--out", type=output_path, required=True, help="where to save the trained model (.safetensors)")
     parser.add_argument(  # a recipe whose default is 0 steps counts its length in epochs instead
         "--steps",
+        action=GivenOption,
         type=argument_type("[1, inf)" if steps else "[0, inf)"),
         default=steps,
         help=f"optimiser steps (default {steps}{'' if steps else ': as many as --epochs take'})",
@@ -121,6 +131,105 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, steps: int, batch_s
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_log_argument(parser)
     add_distributed_arguments(parser)
+
+
+_GIVEN_OPTIONS = "given_options"  # the Namespace attribute: the destinations of the GivenOption options given
+
+
+class GivenOption(argparse._StoreAction):
+    """An option whose default is a real value, printed and used like any other, that a recipe
+    can still tell from one given on the command line (`given`): ``--steps`` beside ``--epochs``."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None
+    ) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        setattr(namespace, _GIVEN_OPTIONS, {*getattr(namespace, _GIVEN_OPTIONS, ()), self.dest})
+
+
+def given(options: argparse.Namespace, dest: str) -> bool:
+    """Whether the `GivenOption` stored under `dest` was given (rather than left at its default)."""
+    return dest in getattr(options, _GIVEN_OPTIONS, ())
+
+
+def add_epochs_argument(parser: argparse.ArgumentParser, *, default: int, stops: str = "") -> argparse.Action:
+    """``--epochs N``: how many passes a recipe that counts in epochs makes (`epochs_to_run`);
+    `stops` says what may end it sooner (``--patience usually stops sooner``)."""
+    return parser.add_argument(
+        "--epochs",
+        action=GivenOption,
+        type=argument_type("[1, inf)"),
+        default=default,
+        help=f"at most this many epochs, instead of --steps{f' ({stops})' if stops else ''}",
+    )
+
+
+def epochs_to_run(options: argparse.Namespace, per_epoch: int) -> int:
+    """The epochs a run makes: ``--epochs``, or as many as ``--steps`` take (at least one) when
+    ``--steps`` is given; both given is an `InvalidParameterError`."""
+    from zoo.errors import InvalidParameterError
+
+    if options.steps <= 0:
+        return options.epochs
+    if given(options, "epochs"):
+        raise InvalidParameterError("give --steps or --epochs, not both")
+    return max(1, options.steps // per_epoch)
+
+
+class HeldOutShare:
+    """The default of ``--valid-size``: a tenth of the examples, at most `at_most`. It prints as
+    itself in ``--help`` and `held_out_size` applies it, so the default shown is the one used."""
+
+    def __init__(self, at_most: int, what: str) -> None:
+        self.at_most, self.what = at_most, what
+
+    def count(self, available: int) -> int:
+        return min(self.at_most, available // 10)
+
+    @property
+    def rule(self) -> str:
+        return f"a tenth, at most {self.at_most:,}"
+
+    def __str__(self) -> str:
+        return f"a tenth of the {self.what}, at most {self.at_most:,}"
+
+
+def add_valid_size_argument(
+    parser: argparse.ArgumentParser, *, what: str, at_most: int, source: str = "--data"
+) -> argparse.Action:
+    """``--valid-size N``: how many of the `what` (``sentences``) of `source` a run holds out to
+    score itself on when it has no ``--valid`` file; by default `HeldOutShare` (``a tenth, at most
+    `at_most` ``); 0 holds out none. A recipe reads the count with `held_out_size`."""
+    return parser.add_argument(
+        "--valid-size",
+        type=argument_type("[0, inf)"),
+        default=HeldOutShare(at_most, what),
+        metavar="N",
+        help=f"{what} held out of {source} to score the run on, without --valid (0: none)",
+    )
+
+
+def hold_out(requested: int | HeldOutShare, available: int, *, what: str, source: str = "--data") -> tuple[int, str]:
+    """How many of the `available` `what` of `source` a run holds out (`held_out_size`), and the
+    line that says so: ``held out: 90 sentences (of the 900 in --data: a tenth, at most 1,000)``."""
+    count = held_out_size(requested, available, what)
+    how = requested.rule if isinstance(requested, HeldOutShare) else f"--valid-size {requested}"
+    return count, held_out_line(count, what, f"of the {available:,} in {source}: {how}")
+
+
+def held_out_size(requested: int | HeldOutShare, available: int, what: str = "examples") -> int:
+    """How many of `available` examples a run holds out: `requested` exactly (``--valid-size N``),
+    or the default's share. Holding out all of them is a `DataError` saying what to do."""
+    from zoo.errors import DataError
+
+    if isinstance(requested, HeldOutShare):
+        return requested.count(available)
+    if requested >= available > 0:
+        raise DataError(
+            f"--valid-size {requested} would hold out all {available:,} {what}, leaving none to train on: "
+            "give a smaller --valid-size, or a --valid file"
+        )
+    return requested
 
 
 def add_log_argument(parser: argparse.ArgumentParser) -> None:

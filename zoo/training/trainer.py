@@ -56,6 +56,7 @@ from zoo.training.parallel import (
     table_layout,
 )
 from zoo.training.progress import Progress, open_log
+from zoo.training.selection import StopTraining
 
 __all__ = ["TrainResult", "make_step", "time_budget", "train"]
 
@@ -295,6 +296,7 @@ def train(
     reporting = contextlib.ExitStack()
     log = reporting.enter_context(open_log(log_file)) if writer else None
     bar = reporting.enter_context(Progress(total=steps, initial=start, show=progress, log=log, description=description))
+    per_epoch = data.batches_per_epoch() if callable(getattr(data, "batches_per_epoch", None)) else None
     stream = (ProcessRows(data, functools.partial(process_rows, mesh)) if many else data).iterate(position)
     step, on_time = start, False
     try:
@@ -329,11 +331,15 @@ def train(
                 loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
             if evaluate is not None and ((eval_every and step % eval_every == 0) or at_end):
                 seen = _own(model, None, None, layout, many)[0]
-                metrics = {k: float(v) for k, v in evaluate(seen).items()}
+                where, epoch = _evaluated_at(step, per_epoch)
+                try:
+                    metrics = {k: float(v) for k, v in evaluate(seen).items()}
+                except StopTraining as stop:  # the evaluation that ends the run is shown like the others
+                    if stop.scores:
+                        bar.scores({"step": step, **epoch, **stop.scores}, f"{where}: " + _figures(stop.scores))
+                    raise
                 history.append({"step": step, **metrics})
-                bar.scores(
-                    {"step": step, **metrics}, f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in metrics.items())
-                )
+                bar.scores({"step": step, **epoch, **metrics}, f"{where}: " + _figures(metrics))
             if checkpoint is not None and ((checkpoint_every and step % checkpoint_every == 0) or at_end):
                 _save(checkpoint, model, opt_state, carry, step, position, layout, many=many)
             if on_time:
@@ -397,8 +403,27 @@ def _check_same_start(
 
 
 def _unit_name(units: Any) -> str:
-    name = units if isinstance(units, str) else "units"
-    return {"tgt_mask": "tok", "mask": "tok", "examples": "ex"}.get(name, name)
+    """What a throughput counts, in the user's words: a mask of the batch (``mask``, ``tgt_mask``,
+    ``words_mask``) counts the real tokens it marks, ``tok``; ``examples`` counts rows, ``ex``;
+    another key is shown as named, a function of the batch as ``units``."""
+    if not isinstance(units, str):
+        return "units"
+    if units == "mask" or units.endswith("_mask"):
+        return "tok"
+    return "ex" if units == "examples" else units
+
+
+def _evaluated_at(step: int, per_epoch: int | None) -> tuple[str, dict[str, int]]:
+    """Where an evaluation stands, for its line (``epoch 3 (step 120)`` at the end of an epoch of
+    the data, else ``step 130``), and the epoch for its record (none off an epoch's end)."""
+    if per_epoch and step % per_epoch == 0:
+        return f"epoch {step // per_epoch} (step {step})", {"epoch": step // per_epoch}
+    return f"step {step}", {}
+
+
+def _figures(metrics: Mapping[str, float]) -> str:
+    """``dev_accuracy 0.8123, valid_loss 2.301``: scores as an evaluation line shows them."""
+    return ", ".join(f"{k} {v:.4g}" for k, v in metrics.items())
 
 
 def _rate(value: float, units: Any) -> str:

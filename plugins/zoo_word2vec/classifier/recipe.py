@@ -17,6 +17,8 @@ from zoo.plugin_api import (
     add_hyperparameter_argument,
     argument_type,
     get_tokenizer,
+    held_out_line,
+    last_kept_line,
     output_path,
     resolve_spec,
     seed_type,
@@ -112,10 +114,12 @@ class FastTextRecipe:
             min_count=options.min_count, seed=options.seed, overrides=overrides,
         )  # fmt: skip
         if not options.quiet:
+            print(held_out_line(0, "lines", "fastText's supervised training scores none; zoo eval MODEL --data FILE"))
             print(
                 f"{len(data)} lines, {len(model.vocabs['words'])} words, {len(model.vocabs['labels'])} labels; "
                 f"loss {stats.loss:.4f} after {options.epoch} epochs ({stats.seconds:.2f} s)"
             )
+            print(last_kept_line(options.epoch, options.epoch, "epoch", scores=f"training loss {stats.loss:.4f}"))
         return zoo.save(model, options.out)
 
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
