@@ -64,6 +64,28 @@ def test_off_a_terminal_one_plain_line_per_interval_and_a_record_each(tmp_path, 
     assert [r["elapsed"] for r in records] == sorted(r["elapsed"] for r in records)
 
 
+def test_a_mask_counts_tokens_and_says_so(tmp_path, capsys):
+    """Throughput names what it counts in the user's words: a batch's mask counts tokens."""
+    data = ArrayBatches({"x": np.full((8, 2), 2.0, np.float32), "words_mask": np.ones((8, 3), bool)}, batch_size=4)
+    log = tmp_path / "metrics.jsonl"
+    zoo.train(Scale(jnp.zeros(2)), data, steps=4, key=jax.random.key(0), log_every=2, units="words_mask", log_file=log)
+    intervals = [line for line in capsys.readouterr().err.splitlines() if "loss" in line]
+    assert intervals and all(" tok/s" in line and "mask" not in line for line in intervals)
+    assert {r["unit"] for r in lines_of(log) if "loss" in r} == {"tok"}
+
+
+def test_the_evaluation_that_stops_a_run_is_shown_and_logged_like_the_others(tmp_path, capsys):
+    from zoo.training.selection import KeepBest, StopTraining
+
+    keeper = KeepBest(lambda m: 0.5, "dev_accuracy", patience=1)
+    log = tmp_path / "metrics.jsonl"
+    with pytest.raises(StopTraining):
+        tiny_run(log_every=6, evaluate=keeper, eval_every=2, log_file=log)
+    shown = [line for line in capsys.readouterr().err.splitlines() if "dev_accuracy" in line]
+    assert shown == ["epoch 1 (step 2): dev_accuracy 0.5", "epoch 2 (step 4): dev_accuracy 0.5"]
+    assert [(r["step"], r["dev_accuracy"]) for r in lines_of(log) if "dev_accuracy" in r] == [(2, 0.5), (4, 0.5)]
+
+
 def test_a_resumed_or_second_run_appends_and_quiet_shows_no_intervals(tmp_path, capsys):
     log = tmp_path / "metrics.jsonl"
     tiny_run(log_every=6, log_file=log, progress=False)

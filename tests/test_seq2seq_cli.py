@@ -98,7 +98,9 @@ def test_the_data_summary(files, trained):
 def evaluations(printed: str) -> dict[int, dict[str, float]]:
     """The run's ``step N: metric value, ...`` lines."""
     found = {}
-    for step, figures in re.findall(r"^(?:[\w+.-]+: )?step (\d+): (valid_loss .*)$", printed, flags=re.M):
+    # "step 10: ...", or "epoch 2 (step 26): ..." where a step ends an epoch
+    found_at = r"^(?:[\w+.-]+: )?(?:epoch \d+ \()?step (\d+)\)?: (valid_loss .*)$"
+    for step, figures in re.findall(found_at, printed, flags=re.M):
         found[int(step)] = {k: float(v) for k, v in (pair.split(" ") for pair in figures.split(", "))}
     return found
 
@@ -165,7 +167,7 @@ def test_early_stopping_after_patience(files):
     assert "100 epochs of 13 batches: 1,300 steps" in printed
     # a model this small matches no reversal after 6 steps: exact match stays 0, the first 0 is kept
     assert sorted(evaluations(printed)) == [2, 4, 6]
-    assert "stopped early after step 6: exact_match did not improve for 2 evaluations" in printed
+    assert "stopped after step 6: no exact_match improvement for 2 evaluations" in printed
     assert "saving the best of 3 evaluations by exact_match: step 2 (" in printed
     assert out.exists()
 

@@ -164,7 +164,7 @@ class Seq2SeqRecipe:
             references = [texts[i][1] for i in valid_ids] if texts is not None else None
             valid = HeldOut([src[i] for i in valid_ids], [tgt[i] for i in valid_ids], references) if n_valid else None
             how = getattr(options.valid_size, "rule", f"--valid-size {options.valid_size}")
-            where = f"held out of the {len(src):,} pairs read: {how}"
+            where = f"held out of the {len(src):,} pairs: {how}"
             where += "" if n_valid else "; the last step is kept"
         sources, targets = [src[i] for i in train_ids], [tgt[i] for i in train_ids]
         summary.append(f"{len(sources):,} training pairs, {len(valid) if valid else 0:,} validation pairs ({where})")
@@ -246,6 +246,8 @@ class Seq2SeqRecipe:
             return save(result.model, options.out)
         if result is not None:  # each evaluation's step, from the run's history
             at = [int(h["step"]) for h in result.history if "valid_loss" in h]
+            on_time = f"the time budget ran out after step {result.step:,} of {steps:,}"
+            print(on_time if result.stopped_on_time else f"trained all {steps:,} steps")
         else:  # stopped early, at an evaluation every eval_every steps (the loop showed its scores)
             at = [min(k * (eval_every or steps), steps) for k in range(1, len(validation.history) + 1)]
             print(

@@ -114,7 +114,8 @@ class FastTextRecipe:
             min_count=options.min_count, seed=options.seed, overrides=overrides,
         )  # fmt: skip
         if not options.quiet:
-            print(held_out_line(0, "lines", "fastText's supervised training scores none; zoo eval MODEL --data FILE"))
+            every = "fastText trains on every line: score a file with zoo eval MODEL --data FILE"
+            print(held_out_line(0, "lines", every))
             print(
                 f"{len(data)} lines, {len(model.vocabs['words'])} words, {len(model.vocabs['labels'])} labels; "
                 f"loss {stats.loss:.4f} after {options.epoch} epochs ({stats.seconds:.2f} s)"
