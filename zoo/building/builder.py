@@ -59,7 +59,7 @@ def build(
         return load(registry.resolve_weights(untagged, parsed.tag), registry=registry)
     sizes = None if vocab is None else len(vocab) if isinstance(vocab, Vocab) else {r: len(v) for r, v in vocab.items()}
     spec = resolve(registry, parsed, overrides, vocab_sizes=sizes)
-    vocabs = as_vocabularies(vocab, dict(spec.vocabularies), name)
+    vocabs = None if vocab is None else as_vocabularies(vocab, dict(spec.vocabularies), name)
     return construct(spec, key=key, vocabs=vocabs, registry=registry)
 
 

@@ -50,13 +50,12 @@ def construct(spec: ModelSpec, *, key: Any, vocabs: Vocabularies | None, registr
     """Call the architecture factory of a `spec` that `registry` resolved, after checking
     that the plugins it needs are loaded and each vocabulary has the size its hyperparameter says."""
     check_available(registry, spec)
+    factory, params = import_factory(spec.factory, plugin=spec.plugin), spec.params
     vocabs = vocabs if vocabs is not None else Vocabularies()
-    params = spec.params
     for role, size_param in spec.vocabularies:
         size = params.get(size_param)
         if role in vocabs and size is not None and size != len(vocabs[role]):
             raise DataError(f"{spec.name}: {size_param}={size} but the {role!r} vocabulary has {len(vocabs[role])}")
-    factory = import_factory(spec.factory, plugin=spec.plugin)
     with building_with(registry):
         try:
             return factory(spec, key=key, vocabs=vocabs)
