@@ -35,7 +35,10 @@ from zoo.errors import DataError, PluginError
 if TYPE_CHECKING:
     from zoo.naming.registry import Registry
     from zoo.naming.tables import FormatEntry, SubwordEntry
-    from zoo.vectors.keyed import KeyedVectors
+
+KeyedVectors = Any
+"""A `zoo.vectors.KeyedVectors` (named here without importing it: `zoo.vectors.keyed` reads files
+through this module)."""
 
 __all__ = [
     "SNIFF_BYTES",
