@@ -86,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "bucket_boundaries": "zoo.data.batching:bucket_boundaries",
     "pad_sequences": "zoo.data.batching:pad_sequences",
     "MAX_LINE_CHARS": "zoo.data.textfile:MAX_LINE_CHARS",
+    "LongLinesWarning": "zoo.data.textfile:LongLinesWarning",
     "open_text": "zoo.data.textfile:open_text",
     "read_lines": "zoo.data.textfile:read_lines",
     "get_tokenizer": "zoo.data.tokenize:get_tokenizer",

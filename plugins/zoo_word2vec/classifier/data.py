@@ -3,9 +3,10 @@
 `read_labelled` detects the format from the first line that is not blank (or takes it
 named):
 
-- ``fasttext``: white-space separated tokens; those starting with the label prefix
-  (``__label__``) are the line's labels (any number, anywhere), kept whole as fastText
-  keeps them, the rest its text;
+- ``fasttext``: tokens separated as fastText separates them (`zoo_word2vec.classifier.splitting`);
+  those starting with the label prefix (``__label__``) are the line's labels (any number,
+  anywhere), kept whole as fastText keeps them, the rest its text (read by compiled code,
+  `zoo_word2vec.classifier.reading`, in UTF-8, ASCII, Latin-1 or cp1252);
 - ``tsv``: ``label<TAB>text``, one label a line;
 - ``reviews``: a header ``id<TAB>sentiment<TAB>text`` (the movie-review sentences), the
   label the sign of the score (``positive``/``negative``), sentences scored 0 left out.
@@ -13,13 +14,19 @@ named):
 
 from __future__ import annotations
 
+import codecs
 import csv
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from zoo.plugin_api import DataError, Vocab, read_lines
+from zoo_word2vec.classifier.encoded import EncodedLines
 from zoo_word2vec.classifier.features import EOS
+from zoo_word2vec.classifier.reading import FAST_ENCODINGS, read_fasttext_lines
+from zoo_word2vec.classifier.splitting import fasttext_split
 
 __all__ = ["FORMATS", "LabelledLines", "detect_format", "label_vocab", "read_labelled", "word_vocab"]
 
@@ -27,19 +34,51 @@ FORMATS = ("auto", "fasttext", "tsv", "reviews")
 
 
 class LabelledLines:
-    """Texts (token lists) and each one's labels (a tuple of strings), in file order."""
+    """Texts (token lists) and each one's labels (a tuple of strings), in file order.
+
+    Made from lists, or from `EncodedLines` (a fastText-format file read by compiled code), in
+    which case the lists are built only when asked for; `encoded` gives the arrays either way.
+    """
 
     def __init__(self, texts: Sequence[Sequence[str]], labels: Sequence[Sequence[str]]) -> None:
         if len(texts) != len(labels):
             raise DataError(f"{len(texts)} texts but {len(labels)} label lists")
-        self.texts = [list(t) for t in texts]
-        self.labels = [tuple(ls) for ls in labels]
+        self._texts: list[list[str]] | None = [list(t) for t in texts]
+        self._labels: list[tuple[str, ...]] | None = [tuple(ls) for ls in labels]
+        self._encoded: EncodedLines | None = None
+
+    @classmethod
+    def from_encoded(cls, encoded: EncodedLines) -> LabelledLines:
+        lines = cls.__new__(cls)
+        lines._texts = lines._labels = None
+        lines._encoded = encoded
+        return lines
+
+    @property
+    def texts(self) -> list[list[str]]:
+        if self._texts is None:
+            self._texts = self.encoded().texts()
+        return self._texts
+
+    @property
+    def labels(self) -> list[tuple[str, ...]]:
+        if self._labels is None:
+            self._labels = self.encoded().line_labels()
+        return self._labels
+
+    def encoded(self) -> EncodedLines:
+        """The lines as arrays (built once)."""
+        if self._encoded is None:
+            self._encoded = EncodedLines.from_lists(self.texts, self.labels)
+        return self._encoded
 
     def __len__(self) -> int:
-        return len(self.texts)
+        return len(self._texts) if self._texts is not None else len(self.encoded())
 
     def subset(self, indices: Iterable[int]) -> LabelledLines:
         indices = list(indices)
+        if self._texts is None:
+            return LabelledLines.from_encoded(self.encoded().subset(indices))
         return LabelledLines([self.texts[i] for i in indices], [self.labels[i] for i in indices])
 
 
@@ -78,6 +117,9 @@ def read_labelled(
         raise DataError(f"{path} holds no labelled texts")
     if format == "auto":
         format = detect_format(first[1], label_prefix=label_prefix)
+    if format == "fasttext" and codecs.lookup(encoding).name in FAST_ENCODINGS:
+        lines.close()
+        return LabelledLines.from_encoded(read_fasttext_lines(path, label_prefix=label_prefix, encoding=encoding))
     texts, labels = [], []
     if format == "reviews":
         rows = csv.DictReader((line + "\n" for _, line in [first, *lines]), delimiter="\t", quoting=csv.QUOTE_NONE)
@@ -91,7 +133,7 @@ def read_labelled(
     else:
         for number, line in [first, *lines]:
             if format == "fasttext":
-                tokens = line.split()
+                tokens = fasttext_split(line)
                 labels.append(tuple(t for t in tokens if t.startswith(label_prefix)))
                 texts.append([t for t in tokens if not t.startswith(label_prefix)])
             else:
@@ -105,20 +147,36 @@ def read_labelled(
     return LabelledLines(texts, labels)
 
 
-def word_vocab(texts: Iterable[Sequence[str]], *, min_count: int = 1) -> Vocab:
-    """Words seen at least `min_count` times, most frequent first (ties: first seen), ``</s>``
-    counted once per line as fastText counts it; no reserved tokens."""
-    counts: Counter[str] = Counter()
-    for text in texts:
-        counts.update(text)
-        counts[EOS] += 1
-    kept = [(w, c) for w, c in counts.items() if c >= min_count]
-    kept.sort(key=lambda wc: -wc[1])
-    return Vocab([w for w, _ in kept], [c for _, c in kept], {})
+def word_vocab(data: LabelledLines | Iterable[Sequence[str]], *, min_count: int = 1) -> Vocab:
+    """Words of `data` (labelled lines, or texts as token lists) seen at least `min_count` times,
+    most frequent first (ties: first seen), ``</s>`` counted once per line as fastText counts it
+    (first seen after the first line); no reserved tokens."""
+    if not isinstance(data, LabelledLines):
+        texts = list(data)
+        data = LabelledLines(texts, [()] * len(texts))
+    encoded = data.encoded()
+    tokens, counts, first = list(encoded.tokens), encoded.token_counts(), encoded.first_seen().astype(np.float64)
+    lines = len(encoded)
+    if lines:
+        eos_first = encoded.offsets[1] - 0.5
+        if EOS in tokens:
+            i = tokens.index(EOS)
+            counts[i] += lines
+            first[i] = min(first[i], eos_first)
+        else:
+            tokens.append(EOS)
+            counts, first = np.append(counts, lines), np.append(first, eos_first)
+    order = np.lexsort((first, -counts))
+    kept = [i for i in order.tolist() if counts[i] >= min_count]
+    return Vocab([tokens[i] for i in kept], [int(counts[i]) for i in kept], {})
 
 
-def label_vocab(labels: Iterable[Sequence[str]]) -> Vocab:
+def label_vocab(data: LabelledLines | Iterable[Sequence[str]]) -> Vocab:
     """The labels, most frequent first (fastText's order; ties by name)."""
-    counts = Counter(label for ls in labels for label in ls)
-    kept = sorted(counts.items(), key=lambda lc: (-lc[1], lc[0]))
+    if isinstance(data, LabelledLines):
+        encoded = data.encoded()
+        counts = dict(zip(encoded.labels, encoded.label_counts().tolist(), strict=True))
+    else:
+        counts = Counter(label for ls in data for label in ls)
+    kept = sorted(((label, c) for label, c in counts.items() if c > 0), key=lambda lc: (-lc[1], lc[0]))
     return Vocab([label for label, _ in kept], [c for _, c in kept], {})

@@ -1,4 +1,10 @@
-"""Train a `FastTextClassifier` as fastText's ``supervised`` does: SGD over the lines, Hogwild threads."""
+"""Train a `FastTextClassifier` as fastText's ``supervised`` does: SGD over the lines, Hogwild threads.
+
+The lines are featurised once (`Featurizer.encoded_rows`), so each epoch walks arrays of row
+numbers. Of the `bucket` hashed rows only those the lines use are allocated and trained
+(`zoo_word2vec.classifier.start`); the model keeps them (``stored_buckets``), the others
+would never have moved from their start.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,10 @@ import numpy as np
 import zoo
 from zoo.plugin_api import DataError
 from zoo_word2vec.classifier.data import LabelledLines, label_vocab, word_vocab
-from zoo_word2vec.classifier.kernels import train_thread, uniform_rows
+from zoo_word2vec.classifier.kernels import LOSSES, train_thread
+from zoo_word2vec.classifier.objectives import noise_weights
+from zoo_word2vec.classifier.start import starting_point
+from zoo_word2vec.classifier.tree import huffman_tree
 
 __all__ = ["FitStats", "fit", "train_lines"]
 
@@ -33,38 +42,23 @@ class FitStats:
     seconds: float
 
 
-def _csr(parts: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in parts], out=offsets[1:])
-    return offsets, np.fromiter((x for p in parts for x in p), dtype=np.int64, count=int(offsets[-1]))
+def _label_rows(model: Any, data: LabelledLines) -> tuple[np.ndarray, np.ndarray]:
+    """Each line's labels as the model's label ids, those it does not know left out: ``(offsets, ids)``."""
+    encoded = data.encoded()
+    index = model.vocabs["labels"].index
+    known = np.asarray([index.get(label, -1) for label in encoded.labels] + [-1], dtype=np.int64)
+    ids = known[encoded.label_ids] if encoded.label_ids.size else np.zeros(0, np.int64)
+    line_of = np.repeat(np.arange(len(encoded)), np.diff(encoded.label_offsets))
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(line_of[ids >= 0], minlength=len(encoded)), out=offsets[1:])
+    return offsets, ids[ids >= 0]
 
 
-def _aligned(shape: tuple[int, ...]) -> np.ndarray:
-    """An uninitialised float32 array on a 64-byte boundary, which JAX on CPU takes without a copy."""
-    size = int(np.prod(shape)) * 4
-    raw = np.empty(size + 64, dtype=np.uint8)
-    start = -raw.ctypes.data % 64
-    return raw[start : start + size].view(np.float32).reshape(shape)
-
-
-def _arrays(model: Any, threads: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Writable float32 copies of the model's matrices; for a skeleton (`jax.ShapeDtypeStruct`
-    leaves, see `fit`), fastText's start: input uniform in ``±1/dim`` (drawn by `uniform_rows` from
-    `seed`, over `threads`), output zero (or uniform too with ``output_init = "uniform"``)."""
-    if not isinstance(model.input, jax.ShapeDtypeStruct):
-        inputs, output = _aligned(model.input.shape), _aligned(model.output.shape)
-        inputs[:], output[:] = np.asarray(model.input), np.asarray(model.output)
-        return inputs, output
-    dim = model.spec["dim"]
-    inputs, output = _aligned(model.input.shape), _aligned(model.output.shape)
-    output[:] = 0.0
-    bounds = np.linspace(0, inputs.shape[0], threads + 1).astype(np.int64)
-    fill = lambda t: uniform_rows(inputs, bounds[t], bounds[t + 1], 1.0 / dim, 2 * seed + 1)
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(fill, range(threads)))
-    if model.spec["output_init"] == "uniform":
-        uniform_rows(output, 0, output.shape[0], 1.0 / dim, 2 * seed + 2)
-    return inputs, output
+def _loss_tables(model: Any) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """The labels' tree (hs) and the running sums of the noise distribution (ns)."""
+    counts = model.label_counts()
+    tree = huffman_tree(counts) if model.spec["loss"] == "hs" else huffman_tree(counts[:1])
+    return (tree.offsets, tree.nodes, tree.codes), np.cumsum(noise_weights(counts))
 
 
 def train_lines(
@@ -73,28 +67,29 @@ def train_lines(
     """Train `model` on `data` for `epochs`, the rate decaying linearly from `lr` to 0 over all of them.
 
     `model` is a built model, or its skeleton (``eqx.filter_eval_shape`` of the build), which
-    starts from fastText's initialisation drawn here, without JAX drawing the big input matrix.
+    starts from fastText's initialisation drawn here (`starting_point`), without JAX drawing
+    the big input matrix. A model that stores some buckets gains those `data` uses.
 
     Labels unknown to the model are dropped from their lines (as fastText drops labels it has not
     counted); lines left without a label or an input are skipped but still count their tokens.
     **Returns:** ``(trained model, FitStats)``.
     """
     start = time.perf_counter()
-    labels = model.vocabs["labels"].index
-    offsets, rows = model.featurizer().rows(data.texts)
-    label_offsets, label_ids = _csr([[labels[y] for y in ys if y in labels] for ys in data.labels])
-    tokens = np.asarray([len(t) + len(ys) + 1 for t, ys in zip(data.texts, data.labels, strict=True)], np.int64)
+    offsets, rows = model.featurizer().encoded_rows(data.encoded())
+    model, inputs, output, rows = starting_point(model, rows, seed)
+    label_offsets, label_ids = _label_rows(model, data)
+    tokens = data.encoded().tokens_per_line()
     per_epoch = int(tokens.sum())
     threads = max(1, min(int(threads), len(data)))
-    inputs, output = _arrays(model, threads, seed)
     counts = np.zeros(threads, dtype=np.int64)
-    ova = model.spec["loss"] == "ova"
+    tree, noise = _loss_tables(model)
+    kind, neg = LOSSES[model.spec["loss"]], int(model.spec["neg"])
 
     def run(t: int) -> tuple[float, int]:
         first = t * len(data) // threads
         return train_thread(
-            inputs, output, offsets, rows, label_offsets, label_ids, tokens, first,
-            ova, float(lr), epochs * per_epoch, counts, t, LR_UPDATE_RATE, (seed << 8) + t + 1,
+            inputs, output, offsets, rows, label_offsets, label_ids, tokens, first, kind, tree, noise, neg,
+            float(lr), epochs * per_epoch, counts, t, LR_UPDATE_RATE, (seed << 8) + t + 1,
         )  # fmt: skip
 
     if threads == 1:
@@ -122,9 +117,9 @@ def fit(
 ) -> tuple[Any, FitStats]:
     """Build `name` (``fasttext-classifier``) over the words (seen `min_count` times) and labels of
     `data`, then `train_lines` from fastText's initialisation. fastText's defaults: 5 epochs, lr 0.1."""
-    if not any(data.labels):
+    if not any(np.diff(data.encoded().label_offsets)):
         raise DataError("no line has a label: nothing to learn (fastText's labels start with __label__)")
-    vocab = {"words": word_vocab(data.texts, min_count=min_count), "labels": label_vocab(data.labels)}
+    vocab = {"words": word_vocab(data, min_count=min_count), "labels": label_vocab(data)}
     build = lambda key: zoo.build(name, key=key, vocab=vocab, **dict(overrides or {}))
     model = eqx.filter_eval_shape(build, jax.random.key(seed))  # the skeleton: train_lines draws the start
     return train_lines(model, data, epochs=epochs, lr=lr, threads=threads, seed=seed)

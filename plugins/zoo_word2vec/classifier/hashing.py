@@ -20,7 +20,7 @@ from numba import njit
 
 from zoo_word2vec import subwords
 
-__all__ = ["NGRAM_MULTIPLIER", "token_hash", "token_hashes", "word_ngram_rows"]
+__all__ = ["NGRAM_MULTIPLIER", "hash_spans", "hash_strings", "token_hash", "token_hashes", "word_ngram_rows"]
 
 NGRAM_MULTIPLIER = 116049371
 """fastText's multiplier combining the hashes of a word n-gram."""
@@ -35,6 +35,30 @@ def token_hash(token: str) -> int:
 def token_hashes(tokens: Sequence[str]) -> np.ndarray:
     """`token_hash` of each token ``[n]`` int32."""
     return np.fromiter((token_hash(t) for t in tokens), dtype=np.int32, count=len(tokens))
+
+
+@njit(nogil=True, cache=True)
+def hash_spans(flat: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """fastText's hash of each byte span ``flat[starts[i]:ends[i]]`` ``[n]`` uint32 (`token_hash`
+    before the int32 view): FNV-1a, each byte sign-extended before the XOR."""
+    out = np.empty(starts.shape[0], dtype=np.uint32)
+    for i in range(starts.shape[0]):
+        h = np.uint32(2166136261)
+        for p in range(starts[i], ends[i]):
+            byte = np.uint32(flat[p])
+            if byte >= 128:
+                byte |= np.uint32(0xFFFFFF00)
+            h = np.uint32((h ^ byte) * np.uint32(16777619))
+        out[i] = h
+    return out
+
+
+def hash_strings(tokens: Sequence[str]) -> np.ndarray:
+    """`token_hash` of each token ``[n]`` int32, computed over their UTF-8 bytes at once."""
+    encoded = [t.encode("utf-8") for t in tokens]
+    ends = np.cumsum(np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded)))
+    flat = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return hash_spans(flat, ends - np.diff(ends, prepend=0), ends).view(np.int32)
 
 
 @njit(nogil=True, cache=True)
