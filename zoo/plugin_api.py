@@ -25,7 +25,8 @@ The names, by job:
 - recipes (``zoo train NAME``'s options): `Recipe`, `resolve_spec`, the
   ``add_*_argument(s)`` helpers;
 - word vectors: `KeyedVectors`; what a plugin's vector format or subword model implements
-  (`VectorFormat`, `SubwordModel`, see `zoo.vectors.extensions`) and the bounded binary reading
+  (`VectorFormat`, `SubwordModel`, see `zoo.vectors.extensions`; `ModelFormat` for a format's
+  files that hold whole models, `zoo.building.foreign`) and the bounded binary reading
   formats share (`open_binary`, `decode_word`, ...);
 - errors: every `zoo.ZooError` subclass.
 
@@ -163,6 +164,7 @@ _EXPORTS: dict[str, str] = {
     "KeyedVectors": "zoo.vectors:KeyedVectors",
     "VectorFormat": "zoo.vectors.extensions:VectorFormat",
     "SubwordModel": "zoo.vectors.extensions:SubwordModel",
+    "ModelFormat": "zoo.building.foreign:ModelFormat",
     "read_if_vectors": "zoo.vectors.zoo_file:read_if_vectors",
     "is_safetensors": "zoo.building.files:is_safetensors",
     "locate": "zoo.building.locate:locate",

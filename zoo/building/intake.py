@@ -14,7 +14,10 @@
   readers; or a file in a format an installed plugin reads
   (`zoo.vectors.extensions`), whose subword model comes along so that words
   outside the vocabulary keep their vectors. They become a zoo vectors file,
-  which `KeyedVectors.load` and ``zoo vectors`` read.
+  which `KeyedVectors.load` and ``zoo vectors`` read;
+- a file in a plugin's format that holds a whole model (`zoo.building.foreign`: a
+  fastText classifier, say): read by the plugin's model codec and stored as the zoo
+  model file `zoo.save` writes.
 
 The file is read and checked before the store is touched; the store's lock is
 then held only to write it (atomically, `zoo.building.files.write_atomic`) and
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from zoo.building.files import is_safetensors
+from zoo.building.foreign import model_format
 from zoo.building.hub import canonical, hub_file, is_address
 from zoo.building.store import Store, StoreEntry, check_name, default_store
 from zoo.errors import DataError, WeightsError, close_matches
@@ -113,7 +117,30 @@ def import_file(
     where = canonical(text) if cached else str(path.absolute())
     if format == "zoo" or (format == "auto" and is_safetensors(path)):
         return _import_zoo(path, name, where, store, replace, limit, registry)
+    plugged = format == "auto" or format not in CORE_FORMATS
+    found = model_format(path, format=format, registry=registry) if plugged else None
+    if found is not None:
+        if limit is not None:
+            raise DataError("--limit keeps the first words of word vectors; a model file is stored whole")
+        entry, codec = found
+        return _store_model(codec.read_model(path), name, f"{where} ({entry.title})", store, replace)
     return _import_vectors(path, name, where, store, replace, limit, format)
+
+
+def _store_model(model: object, name: str, source: str, store: Store, replace: bool) -> StoreEntry:
+    """Store `model` (read from a plugin's format) as the zoo model file `zoo.save` writes."""
+    from zoo.building.weights import file_contents, write_atomic
+
+    tensors, metadata = file_contents(model)
+    return store.add(
+        name,
+        lambda target: write_atomic(target, tensors, metadata),
+        kind="model",
+        architecture=model.spec.name,
+        source=source,
+        checksum=metadata["zoo.checksum"],
+        replace=replace,
+    )
 
 
 def _import_zoo(

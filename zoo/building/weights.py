@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
-from zoo.building.files import write_atomic
+from zoo.building.files import is_safetensors, write_atomic
 from zoo.data.vocab import Vocab, Vocabularies
 from zoo.errors import PluginError, WeightsError, ZooError
 from zoo.naming.registry import Registry, default_registry
@@ -44,6 +44,7 @@ __all__ = [
     "WeightsWarning",
     "array_paths",
     "file_checksum",
+    "file_contents",
     "load",
     "read_file",
     "rebuild",
@@ -157,12 +158,26 @@ def save(
     """
     from zoo.training.distributed import is_writer
 
-    spec = getattr(model, "spec", None)
-    if not isinstance(spec, ModelSpec):
+    if not isinstance(getattr(model, "spec", None), ModelSpec):
         raise WeightsError(f"zoo.save needs a model built by zoo (with a .spec), got {type(model).__name__}")
     path = Path(path)
     if not is_writer():
         return path
+    write_atomic(path, *file_contents(model, metadata=metadata, tensors=tensors, registry=registry))
+    return path
+
+
+def file_contents(
+    model: Any,
+    *,
+    metadata: Mapping[str, str] | None = None,
+    tensors: Mapping[str, np.ndarray] | None = None,
+    registry: Registry | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The tensors and sealed metadata of the file `save` writes for `model` (see `save`)."""
+    spec = getattr(model, "spec", None)
+    if not isinstance(spec, ModelSpec):
+        raise WeightsError(f"zoo.save needs a model built by zoo (with a .spec), got {type(model).__name__}")
     arrays, aliases = model_tensors(model)
     vocabs: Mapping[str, Vocab] = getattr(model, "vocabs", None) or {}
     for role, vocab in vocabs.items():
@@ -184,8 +199,7 @@ def save(
         "zoo.aliases": json.dumps(aliases),
         **dict(metadata or {}),
     }
-    write_atomic(path, arrays, seal(meta, arrays))
-    return path
+    return arrays, seal(meta, arrays)
 
 
 def _registry_if_loaded() -> Registry | None:
@@ -354,10 +368,16 @@ def load(path: str | os.PathLike, *, registry: Registry | None = None, verify: b
     and naming the tensor for a missing, unexpected, wrong-shape or
     wrong-dtype one; `PluginError` when a plugin it needs is not installed.
     Nothing is allocated before the whole file has been checked.
+
+    A file in a format an installed plugin reads models from (`zoo.building.foreign`: a
+    fastText classifier's ``.bin``, say) is read by that plugin's codec into the model it holds.
     """
+    from zoo.building.foreign import model_format
     from zoo.building.locate import locate
 
     path = locate(path, registry=registry)  # a stored name (NAME.TAG) too, when no file is there
+    if path.is_file() and not is_safetensors(path) and (found := model_format(path, registry=registry)):
+        return found[1].read_model(path)
     metadata, tensors = read_file(path, verify=verify)
     return rebuild(metadata, tensors, path, registry=registry)
 

@@ -6,8 +6,10 @@ A table file has three sections::
     [architectures.<name>]  factory, plugin, slots, params, domains, vocabularies, recipe, test, summary
     [presets.<name>]        base (a model name), params (dotted keys allowed), summary
     [demos.<name>]          run ("module:function"), summary: ``zoo demo <name>``
-    [formats.<name>]        codec ("module:attr"), summary, title, magic, suffixes, writable: a
-                            word-vector file format (`zoo.vectors.extensions`)
+    [formats.<name>]        codec ("module:attr"), summary, title, magic, suffixes, writable,
+                            model_codec ("module:attr"): a word-vector file format
+                            (`zoo.vectors.extensions`), whose files may hold whole models
+                            (`zoo.building.foreign`)
     [subwords.<name>]       codec ("module:attr"), summary, title: a subword model kept in zoo
                             vectors files
     [exports.<name>]        target ("module:attr"), module, summary: a name a core module serves
@@ -136,6 +138,7 @@ class FormatEntry:
     magic: tuple[bytes, ...] = ()
     suffixes: tuple[str, ...] = ()
     writable: bool = False
+    model_codec: str = ""  # a `zoo.building.foreign.ModelFormat`: files of the format that hold models
 
 
 @dataclass(frozen=True)
@@ -221,7 +224,7 @@ _ARCH_KEYS = {
 }
 _PRESET_KEYS = {"base", "plugin", "params", "summary", "paper"}
 _DEMO_KEYS = {"run", "plugin", "summary"}
-_FORMAT_KEYS = {"codec", "plugin", "summary", "title", "magic", "suffixes", "writable"}
+_FORMAT_KEYS = {"codec", "plugin", "summary", "title", "magic", "suffixes", "writable", "model_codec"}
 _SUBWORD_KEYS = {"codec", "plugin", "summary", "title"}
 _EXPORT_KEYS = {"target", "module", "plugin", "summary"}
 
@@ -432,6 +435,7 @@ def _format(name: str, data: Mapping[str, Any], plugin: str | None, src: str) ->
         magic=_magic(data, where),
         suffixes=_strings(data, "suffixes", where),
         writable=writable,
+        model_codec=_require(data, "model_codec", where) if "model_codec" in data else "",
     )
 
 

@@ -13,9 +13,12 @@ from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 from zoo.plugin_api import DataError, Model, ModelSpec, Vocabularies, get_tokenizer, uniform_rows
 from zoo_word2vec.classifier.features import Featurizer
-from zoo_word2vec.classifier.kernels import LOSSES, map_buckets, mean_rows
+from zoo_word2vec.classifier.kernels import LOSSES, map_buckets
 from zoo_word2vec.classifier.objectives import label_probabilities, line_losses
-from zoo_word2vec.classifier.prediction import fasttext_scores, top_k
+from zoo_word2vec.classifier.prediction import fasttext_probabilities, hs_search, k_best
+from zoo_word2vec.classifier.quantized_rows import QuantizedRows, mean_input
+from zoo_word2vec.classifier.tree import huffman_tree
+from zoo_word2vec.fasttext_files.quantized import QuantizedMatrix
 
 __all__ = ["LABEL_PREFIX", "FastTextClassifier", "hashed_rows", "input_rows"]
 
@@ -52,11 +55,14 @@ class FastTextClassifier(Model):
     (sorted): a trained model keeps the rows its training touched, the others never moved
     from where they started. An n-gram whose row is not stored counts as a zero row
     (``unstored_buckets = "zero"``: a row never trained) or not at all (``"drop"``: fastText's
-    pruned dictionary, ``quantize -cutoff``).
+    pruned dictionary, ``quantize -cutoff``). With ``quantize_dsub > 0`` the input matrix is
+    product-quantized (`QuantizedRows`, a ``.ftz``'s: sub-vectors of ``quantize_dsub`` values,
+    norms quantized too with ``quantize_norm``); such a model predicts but does not train.
 
     Hyperparameters: ``vocab_size``, ``num_classes``, ``dim``, ``bucket``, ``word_ngrams``,
     ``minn``, ``maxn``, ``loss`` (``softmax``, ``ova``, ``hs`` or ``ns``), ``neg`` (noise labels
-    per step with ``ns``), ``stored_buckets``, ``unstored_buckets``, ``tokenizer``
+    per step with ``ns``), ``stored_buckets``, ``unstored_buckets``, ``quantize_dsub``,
+    ``quantize_norm``, ``tokenizer``
     (``fasttext``: split as fastText splits), ``lowercase``, ``output_init`` (``zeros`` as
     fastText, or ``uniform``). Trained by `zoo_word2vec.classifier.fit.fit` (numba, Hogwild
     threads); `loss` is the same objective in JAX (`zoo_word2vec.classifier.objectives`), for
@@ -66,7 +72,7 @@ class FastTextClassifier(Model):
         Joulin, Grave, Bojanowski & Mikolov 2017, Bag of Tricks for Efficient Text Classification.
     """
 
-    input: Float[Array, "rows dim"]
+    input: Float[Array, "rows dim"] | QuantizedRows
     output: Float[Array, "classes dim"]
     bucket_ids: Int[Array, " stored"] | None
     spec: ModelSpec = eqx.field(static=True)
@@ -81,7 +87,12 @@ class FastTextClassifier(Model):
             raise ValueError(f"stored_buckets={stored} is more than the {hashed_rows(p)} hashed rows there are")
         k_in, k_out = jax.random.split(key)
         dim = p["dim"]
-        self.input = uniform_rows(k_in, (input_rows(p), dim), -1.0 / dim, 1.0 / dim)
+        if p["quantize_dsub"] > dim:
+            raise ValueError(f"quantize_dsub={p['quantize_dsub']} is more than the {dim} values of a row")
+        if p["quantize_dsub"]:  # a quantized model (a .ftz) is read, not trained: its rows start at zero
+            self.input = QuantizedRows.empty(input_rows(p), dim, p["quantize_dsub"], p["quantize_norm"])
+        else:
+            self.input = uniform_rows(k_in, (input_rows(p), dim), -1.0 / dim, 1.0 / dim)
         self.bucket_ids = None if stored < 0 else jnp.arange(stored, dtype=jnp.int32)
         if p["output_init"] == "zeros":  # fastText starts the output at zero
             self.output = jnp.zeros((p["num_classes"], dim), jnp.float32)
@@ -160,9 +171,9 @@ class FastTextClassifier(Model):
         """Mean input row of each text ``[n, dim]`` (zeros for a text without inputs) and how many
         rows each has ``[n]``, in NumPy."""
         offsets, rows = self.input_rows(texts)
-        return mean_rows(self._numpy()[0], offsets, rows), np.diff(offsets)
+        return mean_input(self._numpy()[0], offsets, rows), np.diff(offsets)
 
-    def _numpy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def _numpy(self) -> tuple[np.ndarray | QuantizedMatrix, np.ndarray, np.ndarray | None]:
         """`input`, `output` and `bucket_ids` as NumPy arrays, converted once per model (cached on
         the instance); `bucket_ids` checked to be sorted bucket numbers (a file may be crafted)."""
         cached = self.__dict__.get("_arrays")
@@ -176,7 +187,8 @@ class FastTextClassifier(Model):
                 raise DataError(
                     f"the model's bucket_ids must be increasing bucket numbers below {hashed_rows(self.spec.params)}"
                 )
-            cached = (np.asarray(self.input), np.asarray(self.output), kept)
+            table = self.input.to_numpy() if isinstance(self.input, QuantizedRows) else np.asarray(self.input)
+            cached = (table, np.asarray(self.output), kept)
             object.__setattr__(self, "_arrays", cached)
         return cached
 
@@ -217,13 +229,23 @@ class FastTextClassifier(Model):
         (`zoo_word2vec.classifier.prediction`: about ``p + 1e-5``); none for a text without inputs."""
         if isinstance(k, bool) or not isinstance(k, int) or (k < 1 and k != -1):
             raise ValueError(f"k must be a positive integer or -1 (all labels), got {k!r}")
-        names = self.vocabs["labels"].tokens
+        names, loss = self.vocabs["labels"].tokens, self.spec["loss"]
+        k = self.spec["num_classes"] if k == -1 else k
+        tree = huffman_tree(self.label_counts()) if loss == "hs" else None
         out = []
         for start in range(0, len(texts), batch_size):
             logits, sizes = self._logits(texts[start : start + batch_size])
-            scores, kept = fasttext_scores(logits, self.spec["loss"], self.label_counts(), threshold)
-            kept &= (sizes > 0)[:, None]
-            out += [(tuple(names[i] for i in order), probs) for order, probs in top_k(scores, kept, k)]
+            if tree is None:
+                logits = fasttext_probabilities(logits, loss)
+            for row, size in zip(logits, sizes, strict=True):
+                if not size:  # fastText predicts nothing for a line without inputs
+                    out.append(((), np.zeros(0, np.float32)))
+                    continue
+                if tree is None:
+                    scores, labels = k_best(row, k, np.float32(threshold))
+                else:
+                    scores, labels = hs_search(row.astype(np.float32), tree.left, tree.right, k, np.float32(threshold))
+                out.append((tuple(names[i] for i in labels), np.exp(scores).astype(np.float32)))
         return out
 
     def predict(self, text: str | Sequence[str], k: int = 1, threshold: float = 0.0) -> Any:

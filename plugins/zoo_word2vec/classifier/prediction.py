@@ -1,35 +1,37 @@
-"""fastText's ``predict``, to the float: the scores it ranks labels by and the probabilities it reports.
+"""fastText's ``predict``, to the float: the labels it picks, in its order, and the probabilities it reports.
 
-fastText ranks labels by ``log(p + 1e-5)`` in float32 (its ``std_log``) and reports
-``exp`` of that, so a probability ``p`` comes back as about ``p + 1e-5``. Per loss:
+fastText ranks labels by ``std_log(p) = log(p + 1e-5)`` in float32 and reports ``exp`` of
+that, so a probability ``p`` comes back as about ``p + 1e-5``. Per loss:
 
 - softmax: ``p`` is the softmax of the output scores, in float32;
 - ova and ns: ``p = sigmoid(score)`` read from fastText's table (512 steps over [-8, 8],
   0 below, 1 above: ``Loss::sigmoid``), so it moves in steps of up to 0.008;
-- hs: a label's score is the sum along its path of ``log(sigmoid + 1e-5)`` or
-  ``log(1 - sigmoid + 1e-5)`` (the exact sigmoid), as fastText's depth-first search adds them.
+- hs: a depth-first search from the root adds ``std_log(1 - f)`` going left and
+  ``std_log(f)`` going right (``f`` the exact sigmoid of the node's score), and skips a
+  subtree once its score is below ``std_log(threshold)`` or below the k-th best found.
 
-A label is kept when ``p >= threshold`` (hs: when its score is at least
-``log(threshold + 1e-5)``); the `k` best are returned, best first.
+softmax, ova and ns keep a label when ``p >= threshold`` (``Loss::findKBest``). The `k` best
+are kept in a binary heap and sorted as libstdc++'s ``push_heap``/``pop_heap``/``sort_heap``
+do, emulated here step for step, so labels with equal scores (common with the sigmoid table)
+come out in fastText's order too.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from zoo_word2vec.classifier.objectives import path_matrices
-from zoo_word2vec.classifier.tree import huffman_tree
-
-__all__ = ["fasttext_scores", "table_sigmoid", "top_k"]
+__all__ = ["fasttext_probabilities", "hs_search", "k_best", "table_sigmoid"]
 
 _MAX_SIGMOID = np.float32(8.0)
 _TABLE_SIZE = 512
-_FLOOR = 1e-5
 _SIGMOID_TABLE = np.array(
-    [1.0 / (1.0 + np.exp(-float(np.float32(i * 2 * 8) / np.float32(_TABLE_SIZE) - np.float32(8))))
-     for i in range(_TABLE_SIZE + 1)],
+    [
+        1.0 / (1.0 + float(np.exp(-(np.float32(i * 2 * 8) / np.float32(_TABLE_SIZE) - np.float32(8)))))
+        for i in range(_TABLE_SIZE + 1)
+    ],
     dtype=np.float32,
-)  # fmt: skip
+)
 
 
 def table_sigmoid(x: np.ndarray) -> np.ndarray:
@@ -41,37 +43,114 @@ def table_sigmoid(x: np.ndarray) -> np.ndarray:
     return np.where(x < -_MAX_SIGMOID, np.float32(0), np.where(x > _MAX_SIGMOID, np.float32(1), values))
 
 
-def _std_log(p: np.ndarray) -> np.ndarray:
-    return np.log(np.asarray(p, dtype=np.float64) + _FLOOR).astype(np.float32)
-
-
-def _softmax32(logits: np.ndarray) -> np.ndarray:
+def fasttext_probabilities(logits: np.ndarray, loss: str) -> np.ndarray:
+    """What fastText's ``computeOutput`` makes of the output scores ``[n, classes]`` float32 (not hs)."""
+    logits = np.asarray(logits, dtype=np.float32)
+    if loss in ("ova", "ns"):
+        return table_sigmoid(logits)
     shifted = np.exp(logits - logits.max(-1, keepdims=True)).astype(np.float32)
     return (shifted / shifted.sum(-1, keepdims=True, dtype=np.float32)).astype(np.float32)
 
 
-def fasttext_scores(
-    logits: np.ndarray, loss: str, counts: np.ndarray, threshold: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(scores [n, classes] float32, kept [n, classes] bool)``: fastText's ranking score of each label
-    (``std_log`` of its probability) and whether the threshold keeps it."""
-    logits = np.asarray(logits, dtype=np.float32)
-    if loss == "hs":
-        right, left = path_matrices(huffman_tree(counts), logits.shape[-1])
-        f = (1.0 / (1.0 + np.exp(-logits[:, : right.shape[0]].astype(np.float64)))).astype(np.float32)
-        scores = (_std_log(f) @ right + _std_log(1.0 - f) @ left).astype(np.float32)
-        return scores, scores >= _std_log(np.float32(threshold))
-    p = table_sigmoid(logits) if loss in ("ova", "ns") else _softmax32(logits)
-    return _std_log(p), p >= np.float32(threshold)
+@njit(nogil=True, inline="always")
+def _std_log(x):
+    return np.float32(np.log(np.float64(np.float32(x)) + 1e-5))
 
 
-def top_k(scores: np.ndarray, kept: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per row: the indices of the `k` best kept scores (``k = -1``: all), best first, and the
-    probabilities fastText reports for them (``exp`` of the float32 score)."""
-    limit = scores.shape[1] if k == -1 else min(k, scores.shape[1])
-    out = []
-    for row, keep in zip(scores, kept, strict=True):
-        order = np.argsort(-row, kind="stable")
-        order = order[keep[order]][:limit]
-        out.append((order, np.exp(row[order]).astype(np.float32)))
-    return out
+@njit(nogil=True, inline="always")
+def _sift_up(scores, ids, hole, top, score, label):
+    """libstdc++'s ``__push_heap`` with ``comp(a, b) = a.score > b.score`` (a min-heap on scores)."""
+    parent = (hole - 1) // 2
+    while hole > top and scores[parent] > score:
+        scores[hole], ids[hole] = scores[parent], ids[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    scores[hole], ids[hole] = score, label
+
+
+@njit(nogil=True, inline="always")
+def _pop(scores, ids, last):
+    """libstdc++'s ``__pop_heap``: the front moves to `last`, the heap ``[0, last)`` is mended."""
+    score, label = scores[last], ids[last]
+    scores[last], ids[last] = scores[0], ids[0]
+    hole, child, size = 0, 0, last
+    while child < (size - 1) // 2:
+        child = 2 * (child + 1)
+        if scores[child] > scores[child - 1]:
+            child -= 1
+        scores[hole], ids[hole] = scores[child], ids[child]
+        hole = child
+    if size % 2 == 0 and child == (size - 2) // 2:
+        child = 2 * (child + 1)
+        scores[hole], ids[hole] = scores[child - 1], ids[child - 1]
+        hole = child - 1
+    _sift_up(scores, ids, hole, 0, score, label)
+
+
+@njit(nogil=True, inline="always")
+def _offer(scores, ids, size, k, score, label):
+    """Push ``(score, label)`` and drop the worst beyond `k`, as ``findKBest`` and ``dfs`` do; the new size."""
+    _sift_up(scores, ids, size, 0, score, label)
+    size += 1
+    if size > k:
+        _pop(scores, ids, size - 1)
+        size -= 1
+    return size
+
+
+@njit(nogil=True, inline="always")
+def _sorted(scores, ids, size):
+    """libstdc++'s ``sort_heap``: best first."""
+    last = size
+    while last > 1:
+        last -= 1
+        _pop(scores, ids, last)
+    return scores[:size].copy(), ids[:size].copy()
+
+
+@njit(nogil=True, cache=True)
+def k_best(probabilities, k, threshold):
+    """fastText's ``findKBest`` and ``sort_heap`` over one text's ``[classes]`` float32 probabilities:
+    ``(scores [m] float32, labels [m] int64)``, best first."""
+    n = probabilities.shape[0]
+    scores = np.empty(n + 1, dtype=np.float32)
+    ids = np.empty(n + 1, dtype=np.int64)
+    size = 0
+    for i in range(n):
+        p = probabilities[i]
+        if p < threshold:
+            continue
+        score = _std_log(p)
+        if size == k and score < scores[0]:
+            continue
+        size = _offer(scores, ids, size, k, score, i)
+    return _sorted(scores, ids, size)
+
+
+@njit(nogil=True, cache=True)
+def hs_search(node_scores, left, right, k, threshold):
+    """fastText's ``HierarchicalSoftmaxLoss::dfs`` over one text: `node_scores` ``[classes]`` float32
+    (output row i is the score of inner node ``classes + i``), `left`/`right` the tree's children.
+    **Returns:** ``(scores [m] float32, labels [m] int64)``, best first."""
+    classes = node_scores.shape[0]
+    scores = np.empty(k + 1, dtype=np.float32)
+    ids = np.empty(k + 1, dtype=np.int64)
+    size = 0
+    floor = _std_log(threshold)
+    stack_node = np.empty(2 * classes + 1, dtype=np.int64)
+    stack_score = np.empty(2 * classes + 1, dtype=np.float32)
+    stack_node[0], stack_score[0] = 2 * classes - 2, np.float32(0.0)
+    depth = 1
+    while depth:  # left subtrees first: the right child is pushed below the left
+        depth -= 1
+        node, score = stack_node[depth], stack_score[depth]
+        if score < floor or (size == k and score < scores[0]):
+            continue
+        if left[node] == -1 and right[node] == -1:
+            size = _offer(scores, ids, size, k, score, node)
+            continue
+        f = np.float32(1.0 / (np.float32(1.0) + np.exp(-np.float32(node_scores[node - classes]))))
+        stack_node[depth], stack_score[depth] = right[node], np.float32(score + _std_log(f))
+        stack_node[depth + 1], stack_score[depth + 1] = left[node], np.float32(score + _std_log(1.0 - f))
+        depth += 2
+    return _sorted(scores, ids, size)

@@ -19,7 +19,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from zoo.plugin_api import ModelSpec, build_from_spec
+from zoo.plugin_api import DataError, ModelSpec, build_from_spec
 from zoo_word2vec.classifier.kernels import stored_buckets, uniform_rows
 from zoo_word2vec.classifier.model import hashed_rows
 
@@ -65,6 +65,11 @@ def starting_point(model: Any, rows: np.ndarray, seed: int) -> tuple[Any, np.nda
     """``(model, input, output, rows)``: the model (a skeleton with the buckets to store, when they
     change), writable float32 copies of its matrices to train, and `rows` (fastText's layout) as
     rows of that input. `model` is a built model or its skeleton (``jax.ShapeDtypeStruct`` leaves)."""
+    if model.spec["quantize_dsub"]:
+        raise DataError(
+            "a quantized classifier (quantize_dsub > 0, a .ftz) predicts but does not train: train the full model, "
+            "or a new one"
+        )
     nwords, buckets, dim = model.spec["vocab_size"], hashed_rows(model.spec.params), model.spec["dim"]
     skeleton = isinstance(model.input, jax.ShapeDtypeStruct)
     output = _output(model, seed)

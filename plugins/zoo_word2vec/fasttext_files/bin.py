@@ -10,11 +10,13 @@ All numbers are little-endian. In order:
   pruneidx_size (-1 unless pruned); `size` entries of a NUL-terminated word,
   int64 count and int8 type (0 word, 1 label), words first; pruneidx_size pairs
   of int32;
-- a bool (one byte): the input matrix is quantized (a ``.ftz`` file, not read here);
+- a bool (one byte): the input matrix is quantized (a ``.ftz`` file, from ``fasttext
+  quantize``: `zoo_word2vec.fasttext_files.quantized`);
 - the input matrix: int64 rows, int64 cols (= dim), rows x cols float32; its rows
-  are the nwords words, then `bucket` n-gram buckets;
-- a bool: the output matrix is quantized; the output matrix, stored the same way
-  (nwords rows, or nlabels for a supervised model).
+  are the nwords words, then `bucket` n-gram buckets (a pruned dictionary: the
+  pruneidx_size buckets its pairs ``(bucket, row)`` keep);
+- a bool: the output matrix is quantized (read as such only when the input is); the
+  output matrix, stored the same way (nwords rows, or nlabels for a supervised model).
 
 The model read is a `zoo_word2vec.fasttext_files.model.FastTextModel`, which gives
 every word, in the vocabulary or not, fastText's vector.
@@ -49,11 +51,13 @@ from zoo.plugin_api import (
     read_if_vectors,
 )
 from zoo_word2vec.fasttext_files.model import SUPERVISED, FastTextArgs, FastTextModel, fasttext_from_zoo
+from zoo_word2vec.fasttext_files.quantized import read_quantized
 
 __all__ = [
     "FASTTEXT_MAGIC",
     "is_fasttext_bin",
     "load_fasttext_model",
+    "read_args",
     "read_fasttext_bin",
     "write_fasttext_bin",
 ]
@@ -136,9 +140,14 @@ class _Source:
 
     def floats(self, count: int, what: str) -> np.ndarray:
         """`count` float32 ``[count]``."""
-        self.need(4 * count, what)
+        return self.raw(count, what, dtype="<f4")
+
+    def raw(self, count: int, what: str, dtype: str = "u1") -> np.ndarray:
+        """`count` values of `dtype` ``[count]`` (bytes by default)."""
+        width = np.dtype(dtype).itemsize
+        self.need(width * count, what)
         if self.size is not None:  # a plain file holds them: allocate, then fill
-            data = np.empty(count, dtype="<f4")
+            data = np.empty(count, dtype=dtype)
             view = memoryview(data).cast("B")
             filled = len(head := self._drain(view.nbytes))
             view[:filled] = head
@@ -149,14 +158,14 @@ class _Source:
                 filled += got
                 self.pulled += got
             return data
-        data = bytearray(self._drain(4 * count))  # gzip: grow with what actually arrives
-        while len(data) < 4 * count:
-            more = self.handle.read(min(_CHUNK, 4 * count - len(data)))
+        data = bytearray(self._drain(width * count))  # gzip: grow with what actually arrives
+        while len(data) < width * count:
+            more = self.handle.read(min(_CHUNK, width * count - len(data)))
             if not more:
                 raise self.short(what)
             self.pulled += len(more)
             data += more
-        return np.frombuffer(data, dtype="<f4")
+        return np.frombuffer(data, dtype=dtype)
 
     def skip(self, count: int, what: str) -> None:
         self.need(count, what)
@@ -191,8 +200,29 @@ def is_fasttext_bin(path: str | os.PathLike) -> bool:
     return len(head) == 4 and int.from_bytes(head, "little") == FASTTEXT_MAGIC
 
 
+def read_args(path: str | os.PathLike) -> FastTextArgs:
+    """The Args block of the fastText model at `path` (plain or gzipped), read from its header alone."""
+    path = Path(path)
+    with open_binary(path, "fastText .bin file") as handle:
+        source = _Source(handle, path, None)
+        try:
+            magic, version = source.unpack(_SIGNATURE, "the signature")
+            if magic != FASTTEXT_MAGIC:
+                raise DataError(f"{path}: not a fastText model (it does not start with fastText's magic number)")
+            args = FastTextArgs(*source.unpack(_ARGS, "the Args block"))
+        except CORRUPT_GZIP as error:
+            raise corrupt_gzip(path, error) from None
+    args.check(str(path))
+    return args
+
+
 def read_fasttext_bin(
-    path: str | os.PathLike, *, output: bool = True, encoding: str = "utf-8", unicode_errors: str = "strict"
+    path: str | os.PathLike,
+    *,
+    output: bool = True,
+    encoding: str = "utf-8",
+    unicode_errors: str = "strict",
+    quantized: bool = False,
 ) -> FastTextModel:
     """Read a fastText ``.bin`` model (plain or gzipped) whole: Args, dictionary, matrices.
 
@@ -200,20 +230,23 @@ def read_fasttext_bin(
 
     - `output`: read the output matrix too (False skips it: half the memory, enough for vectors).
     - `encoding`, `unicode_errors`: how words are decoded; n-grams use the bytes themselves.
+    - `quantized`: read a quantized ``.ftz`` classifier too: its input matrix is then a
+      `QuantizedMatrix`, its output matrix decoded, and a pruned dictionary's buckets are in
+      the model's `pruned` (without it, such a file is a `DataError` pointing to ``zoo.load``).
 
-    A quantized ``.ftz`` model, a truncated or damaged file raise `DataError`.
+    A truncated or damaged file raises `DataError`.
     """
     path = Path(path)
     with open_binary(path, "fastText .bin file") as handle:
         size = None if isinstance(handle, gzip.GzipFile) else path.stat().st_size
         source = _Source(handle, path, size)
         try:
-            return _read(source, output, encoding, unicode_errors)
+            return _read(source, output, encoding, unicode_errors, quantized)
         except CORRUPT_GZIP as error:
             raise corrupt_gzip(path, error) from None
 
 
-def _read(source: _Source, output: bool, encoding: str, unicode_errors: str) -> FastTextModel:
+def _read(source: _Source, output: bool, encoding: str, unicode_errors: str, allow_quantized: bool) -> FastTextModel:
     path = source.path
     magic, version = source.unpack(_SIGNATURE, "the signature")
     if magic != FASTTEXT_MAGIC:
@@ -229,21 +262,27 @@ def _read(source: _Source, output: bool, encoding: str, unicode_errors: str) -> 
         args = dataclasses.replace(args, maxn=0)  # as fastText: version-11 classifiers have no n-grams
     spellings, counts, nwords, ntokens, pruned = _read_dictionary(source)
     quantized = _flag(source, "the input quantization flag")
-    if quantized:
+    if quantized and not allow_quantized:
         raise DataError(
-            f"{path} is a quantized fastText model (.ftz, from `fasttext quantize`): its rows are compressed by "
-            "product quantization, which zoo does not read. Use the full .bin it was made from, or print the "
-            "vectors you need with the fastText tool (`fasttext print-word-vectors`) and read them as text"
+            f"{path} is a quantized fastText classifier (.ftz, from `fasttext quantize`): its rows are compressed "
+            "for predicting labels, not for word vectors. Load it as a classifier (zoo.load, zoo classify), or use "
+            "the full .bin it was made from"
         )
-    if pruned:
+    if pruned is not None and not quantized:
         raise DataError(
             f"{path}: the dictionary is marked pruned but the model is not quantized; fastText refuses such files too "
             "('Invalid model file': models written before mid-2017 look like this): fetch the updated model"
         )
-    input_matrix = _read_matrix(source, nwords + args.bucket, args.dim, "the input matrix")
-    _flag(source, "the output quantization flag")
+    in_rows = nwords + (args.bucket if pruned is None else len(pruned))
+    if quantized:  # a .ftz: product-quantized rows (fasttext_files.quantized)
+        input_matrix = read_quantized(source, in_rows, args.dim, "the input matrix")
+    else:
+        input_matrix = _read_matrix(source, in_rows, args.dim, "the input matrix")
+    quantized_output = _flag(source, "the output quantization flag") and quantized
     out_rows = len(spellings) - nwords if args.model == SUPERVISED else nwords
-    if output:
+    if quantized_output:  # small (a row per label): decoded
+        output_matrix = np.asarray(read_quantized(source, out_rows, args.dim, "the output matrix"))
+    elif output:
         output_matrix = _read_matrix(source, out_rows, args.dim, "the output matrix")
     else:
         _check_shape(source, out_rows, args.dim, "the output matrix")
@@ -262,6 +301,7 @@ def _read(source: _Source, output: bool, encoding: str, unicode_errors: str) -> 
         ntokens=ntokens,
         spellings=spellings,
         encoding=encoding,
+        pruned=pruned,
     )
     _check_ngram_budget(model, source)
     return model
@@ -274,8 +314,9 @@ def _flag(source: _Source, what: str) -> bool:
     return bool(value)
 
 
-def _read_dictionary(source: _Source) -> tuple[list[bytes], np.ndarray, int, int, bool]:
-    """``(spellings, counts, nwords, ntokens, pruned)``, every entry's type checked."""
+def _read_dictionary(source: _Source) -> tuple[list[bytes], np.ndarray, int, int, np.ndarray | None]:
+    """``(spellings, counts, nwords, ntokens, pruned)``, every entry's type checked; `pruned` the
+    pruned dictionary's ``(bucket, row)`` pairs ``[k, 2]`` int64 (None: not pruned)."""
     path = source.path
     size, nwords, nlabels, ntokens, pruneidx_size = source.unpack(_DICTIONARY, "the dictionary header")
     if min(size, nwords, nlabels) < 0 or nwords + nlabels != size or pruneidx_size < -1:
@@ -294,9 +335,10 @@ def _read_dictionary(source: _Source) -> tuple[list[bytes], np.ndarray, int, int
                 f"{path}: dictionary entry {i} ({spellings[-1][:40]!r}) has type {kind}; the header's {nwords} words "
                 f"(type 0) should come first, then {nlabels} labels (type 1)"
             )
-    if pruneidx_size > 0:
-        source.skip(8 * pruneidx_size, "the pruned bucket index")
-    return spellings, np.array(counts, dtype=np.int64), nwords, ntokens, pruneidx_size >= 0
+    pruned = None
+    if pruneidx_size >= 0:
+        pruned = source.raw(2 * pruneidx_size, "the pruned bucket index", dtype="<i4").reshape(-1, 2).astype(np.int64)
+    return spellings, np.array(counts, dtype=np.int64), nwords, ntokens, pruned
 
 
 def _check_shape(source: _Source, rows: int, dim: int, what: str) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from zoo.plugin_api import DataError
+from zoo_word2vec.fasttext_files.quantized import QuantizedMatrix
 from zoo_word2vec.subwords import EOS, count_ngrams, ngram_hashes
 
 __all__ = ["SUPERVISED", "FastTextArgs", "FastTextModel", "fasttext_from_zoo"]
@@ -107,6 +108,12 @@ class FastTextModel:
       the words encoded with `encoding`); the n-grams are taken from these bytes.
     - `encoding`: how words outside the vocabulary are turned into bytes (a character the
       encoding lacks becomes ``?``; the fastText package always uses UTF-8).
+    - `pruned`: a pruned dictionary's ``(bucket, row)`` pairs ``[k, 2]`` (``fasttext quantize
+      -cutoff``): the input matrix then holds the words and these k buckets' rows, and an
+      n-gram of any other bucket has none (None: not pruned, all `bucket` rows there).
+
+    A quantized classifier (``.ftz``) has a `QuantizedMatrix` as its `input`; its word
+    vectors are not composed here (a classifier's rows serve its labels).
     """
 
     args: FastTextArgs
@@ -119,16 +126,19 @@ class FastTextModel:
     ntokens: int | None = None
     spellings: list[bytes] | None = None
     encoding: str = "utf-8"
+    pruned: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.args.check("fastText model")
         self.words, self.labels = list(self.words), list(self.labels)
         self.counts = np.asarray(self.counts, dtype=np.int64)
-        self.input = np.asarray(self.input, dtype=np.float32)
+        if not isinstance(self.input, QuantizedMatrix):
+            self.input = np.asarray(self.input, dtype=np.float32)
+        self._check_pruned()
         self.label_counts = np.zeros(len(self.labels), np.int64) if self.label_counts is None else self.label_counts
         self.label_counts = np.asarray(self.label_counts, dtype=np.int64)
-        rows = (self.nwords + self.args.bucket, self.args.dim)
-        if self.input.shape != rows or self.counts.shape != (self.nwords,):
+        rows = (self.nwords + (self.args.bucket if self.pruned is None else len(self.pruned)), self.args.dim)
+        if tuple(self.input.shape) != rows or self.counts.shape != (self.nwords,):
             raise DataError(
                 f"{self.nwords} words and {self.args.bucket} buckets of dim {self.args.dim} need an input matrix "
                 f"of shape {rows} and {self.nwords} counts; got {self.input.shape} and {self.counts.shape[0]}"
@@ -143,6 +153,21 @@ class FastTextModel:
             raise DataError(f"{len(self.spellings)} spellings for {self.nwords} words and {len(self.labels)} labels")
         self._index: dict[bytes, int] | None = None
         self._ngram_counts: np.ndarray | None = None
+
+    def _check_pruned(self) -> None:
+        if self.pruned is None:
+            return
+        pairs = self.pruned = np.asarray(self.pruned, dtype=np.int64).reshape(-1, 2)
+        buckets, rows = pairs[:, 0], pairs[:, 1]
+        if (
+            np.unique(buckets).size != len(pairs)
+            or (len(pairs) and (buckets.min() < 0 or buckets.max() >= self.args.bucket))
+            or not np.array_equal(np.sort(rows), np.arange(len(pairs)))
+        ):
+            raise DataError(
+                f"the pruned dictionary's {len(pairs)} (bucket, row) pairs must map distinct buckets below "
+                f"{self.args.bucket} onto the rows 0..{len(pairs) - 1}: a damaged or crafted file"
+            )
 
     # -- sizes ----------------------------------------------------------------------------
 
@@ -178,7 +203,7 @@ class FastTextModel:
             counts = np.zeros(self.nwords, dtype=np.int64)
             if self.args.has_ngrams:
                 for start in range(0, self.nwords, _WORDS_AT_ONCE):
-                    chunk = self.spellings[start : start + _WORDS_AT_ONCE]
+                    chunk = self.spellings[start : min(start + _WORDS_AT_ONCE, self.nwords)]  # words, not labels
                     counts[start : start + len(chunk)] = count_ngrams(chunk, self.args.minn, self.args.maxn)
                 counts[[i for i, w in enumerate(self.spellings[: self.nwords]) if w == EOS]] = 0
             self._ngram_counts = counts

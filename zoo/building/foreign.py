@@ -1,0 +1,89 @@
+"""Model files in formats plugins read: what `zoo.load` and ``zoo import`` take besides zoo's own.
+
+A plugin's ``[formats.NAME]`` table (`zoo.vectors.extensions`) may name, beside the codec
+that reads its files' word vectors, a ``model_codec``: a `ModelFormat` that turns a file of
+that format into the zoo model it holds (a classifier trained by another tool, say). Then
+`zoo.load` and every command that takes a model file accept such a file, and ``zoo import``
+stores it as a zoo model file; a file of the format that holds only vectors is still read as
+vectors (`ModelFormat.holds_model` tells them apart from the file's header).
+
+The file chooses no code: its first bytes are matched against the magic bytes the installed
+plugins declare (`zoo.vectors.extensions.sniff`), and the codec of the format they name reads
+the rest as data, checking every size against the file before allocating.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zoo.errors import DataError, PluginError
+
+if TYPE_CHECKING:
+    from zoo.naming.registry import Registry
+    from zoo.naming.tables import FormatEntry
+
+__all__ = ["ModelFormat", "model_format", "read_foreign_model"]
+
+
+class ModelFormat(abc.ABC):
+    """How a plugin's file format becomes a zoo model (a ``[formats.NAME]`` table's ``model_codec``)."""
+
+    @abc.abstractmethod
+    def holds_model(self, path: Path) -> bool:
+        """Whether the file at `path` (one of this format) holds a model `read_model` reads, rather
+        than only word vectors; read from its header, cheaply."""
+
+    @abc.abstractmethod
+    def read_model(self, path: Path) -> Any:
+        """The zoo model the file holds (built from the installed registry, as `zoo.build` builds
+        models); `zoo.errors.DataError` naming the file and what is wrong with it."""
+
+
+def _codec(entry: FormatEntry) -> ModelFormat:
+    from zoo.naming.spec import import_factory
+
+    codec = import_factory(entry.model_codec, plugin=entry.plugin)
+    if isinstance(codec, type):
+        codec = codec()
+    if not isinstance(codec, ModelFormat):
+        raise PluginError(
+            f"plugin {entry.plugin!r}: model codec {entry.model_codec!r} of format {entry.name!r} is a "
+            f"{type(codec).__name__}, not a zoo.building.foreign.ModelFormat"
+        )
+    return codec
+
+
+def model_format(
+    path: str | os.PathLike, *, format: str = "auto", registry: Registry | None = None
+) -> tuple[FormatEntry, ModelFormat] | None:
+    """The plugin format of the file at `path` and its model codec, when the file holds a model;
+    None for any other file (zoo's own, word vectors, unknown). `format` names the format
+    (``"auto"``: told by the file's first bytes)."""
+    from zoo.naming.registry import default_registry
+    from zoo.vectors.extensions import sniff
+
+    registry = registry or default_registry()
+    path = Path(path)
+    if not path.is_file():
+        return None
+    if format == "auto":
+        entry = sniff(path, registry)
+    elif format in registry.formats:
+        entry = registry.extension("formats", format)
+    else:
+        return None
+    if entry is None or not entry.model_codec:
+        return None
+    codec = _codec(entry)
+    return (entry, codec) if codec.holds_model(path) else None
+
+
+def read_foreign_model(path: str | os.PathLike, *, registry: Registry | None = None) -> Any:
+    """The model in the file at `path`, read by the model codec of its plugin format."""
+    found = model_format(path, registry=registry)
+    if found is None:
+        raise DataError(f"{path} is not a model file of a format an installed plugin reads")
+    return found[1].read_model(Path(path))
