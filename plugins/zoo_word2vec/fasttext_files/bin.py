@@ -213,6 +213,8 @@ def read_args(path: str | os.PathLike) -> FastTextArgs:
         except CORRUPT_GZIP as error:
             raise corrupt_gzip(path, error) from None
     args.check(str(path))
+    if version == 11 and args.model == SUPERVISED:
+        args = dataclasses.replace(args, maxn=0)  # as fastText: version-11 classifiers have no n-grams
     return args
 
 
