@@ -132,7 +132,7 @@ def side_zoo(args: argparse.Namespace, train: Path, test: Path, seed: int) -> di
             overrides=settings,
         )
     )
-    accuracy = score(model, read_labelled(test), k=1)["precision@1"]
+    accuracy = score(model, read_labelled(test), k=1)["P@1"]
     return {"accuracy": accuracy, "seconds": wall, "cpu": cpu, "rss_before": before, "rss_peak": _rss_mb()}
 
 

@@ -82,7 +82,7 @@ def test_learns_movie_reviews_above_the_majority_baseline(reviews, trained):
     majority = max(np.mean([ls == ("__label__positive",) for ls in test.labels]), 0.5)
     metrics = score(model, test, k=1)
     assert metrics["accuracy"] > majority + 0.1, (metrics, majority)
-    assert metrics["precision@1"] == metrics["accuracy"] == metrics["recall@1"]  # one label a line
+    assert metrics["P@1"] == metrics["accuracy"] == metrics["R@1"] and metrics["N"] == 400  # one label a line
     # two Hogwild threads stop once their tokens add up to 10 epochs, reported every 100 tokens
     assert abs(stats.lines - 10 * 1600) < 100 and 0 < stats.loss < np.log(2)
 
@@ -130,7 +130,7 @@ def test_one_vs_all_predicts_several_labels(tmp_path):
     both, probs = model.predict("w1 red w2 blue", k=-1, threshold=0.5)
     assert set(both) == {"__label__red", "__label__blue"} and all(p >= 0.5 for p in probs)
     assert model.predict("w3 blue w4", k=-1, threshold=0.5)[0] == ("__label__blue",)
-    assert score(model, data, k=2)["recall@2"] > 0.95
+    assert score(model, data, k=2)["R@2"] > 0.95
 
 
 def test_save_load_is_exact(trained, tmp_path):
@@ -149,7 +149,7 @@ def test_cli_train_eval_classify(reviews, tmp_path, capsys):
     capsys.readouterr()
     assert main(["eval", str(out), "--data", str(reviews[1]), "--k", "2", "--json"]) == 0
     metrics = json.loads(capsys.readouterr().out)
-    assert metrics["examples"] == 400 and metrics["recall@2"] == 1.0 and metrics["precision@2"] == 0.5
+    assert metrics["N"] == 400 and metrics["R@2"] == 1.0 and metrics["P@2"] == 0.5
     assert metrics["accuracy"] > 0.6
     assert main(["classify", str(out), "an utterly wonderful film"]) == 0
     assert capsys.readouterr().out.split("\t")[0] in {"__label__positive", "__label__negative"}
@@ -164,7 +164,7 @@ def test_reads_tab_separated_and_review_files(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("flag", "value"), [("--dim", "0"), ("--word-ngrams", "0"), ("--bucket", "-1"), ("--loss", "hs")]
+    ("flag", "value"), [("--dim", "0"), ("--word-ngrams", "0"), ("--bucket", "-1"), ("--loss", "nce")]
 )
 def test_bad_flags_are_refused_before_reading_data(tmp_path, capsys, flag, value):
     missing = tmp_path / "never-read.txt"

@@ -41,6 +41,7 @@ __all__ = [
     "Attention",
     "AttentionReporter",
     "Classifier",
+    "LabelRanker",
     "Kind",
     "SubwordVectors",
     "Tagger",
@@ -712,3 +713,13 @@ class Classifier(Protocol):
     the order of ``vocabs["labels"]`` (``zoo classify``)."""
 
     def predict_proba(self, texts: Any, *, batch_size: int = 256) -> Any: ...
+
+
+@runtime_checkable
+class LabelRanker(Protocol):
+    """A classifier that picks each text's labels itself: ``top_labels(texts, k=, threshold=) ->
+    [(labels, probabilities), ...]``, the `k` best labels (-1: all) whose probability reaches
+    `threshold`, best first (``zoo classify --k``). A classifier without it is ranked by its
+    `Classifier.predict_proba`."""
+
+    def top_labels(self, texts: Any, *, k: int = 1, threshold: float = 0.0) -> list[tuple[tuple[str, ...], Any]]: ...

@@ -57,6 +57,7 @@ _EXPORTS: dict[str, str] = {
             "Kind",
             "AttentionReporter",
             "Classifier",
+            "LabelRanker",
             "SubwordVectors",
             "Tagger",
             "Translator",

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zoo.errors import DataError, PluginError
+from zoo.errors import PluginError, WeightsError
 
 if TYPE_CHECKING:
     from zoo.naming.registry import Registry
@@ -81,9 +81,20 @@ def model_format(
     return (entry, codec) if codec.holds_model(path) else None
 
 
-def read_foreign_model(path: str | os.PathLike, *, registry: Registry | None = None) -> Any:
-    """The model in the file at `path`, read by the model codec of its plugin format."""
+def read_foreign_model(path: str | os.PathLike, *, registry: Registry | None = None) -> Any | None:
+    """The model in the file at `path` when it is in a plugin's format that holds one (read by the
+    format's model codec); None for a file in no plugin's format (a zoo file, say). A file of a
+    plugin's format that holds only word vectors is a `WeightsError` saying how to read them."""
+    from zoo.vectors.extensions import sniff
+
+    path = Path(path)
     found = model_format(path, registry=registry)
-    if found is None:
-        raise DataError(f"{path} is not a model file of a format an installed plugin reads")
-    return found[1].read_model(Path(path))
+    if found is not None:
+        return found[1].read_model(path)
+    entry = sniff(path, registry) if path.is_file() else None
+    if entry is not None:
+        raise WeightsError(
+            f"{path} is a {entry.title} file of word vectors, not a model zoo builds: read them with "
+            f"zoo.vectors.KeyedVectors.load, or store them with `zoo import {path.name} --as NAME.TAG`"
+        )
+    return None

@@ -372,12 +372,14 @@ def load(path: str | os.PathLike, *, registry: Registry | None = None, verify: b
     A file in a format an installed plugin reads models from (`zoo.building.foreign`: a
     fastText classifier's ``.bin``, say) is read by that plugin's codec into the model it holds.
     """
-    from zoo.building.foreign import model_format
+    from zoo.building.foreign import read_foreign_model
     from zoo.building.locate import locate
 
     path = locate(path, registry=registry)  # a stored name (NAME.TAG) too, when no file is there
-    if path.is_file() and not is_safetensors(path) and (found := model_format(path, registry=registry)):
-        return found[1].read_model(path)
+    if path.is_file() and not is_safetensors(path):
+        model = read_foreign_model(path, registry=registry)
+        if model is not None:
+            return model
     metadata, tensors = read_file(path, verify=verify)
     return rebuild(metadata, tensors, path, registry=registry)
 

@@ -1,4 +1,5 @@
-"""``zoo train fasttext-classifier --data FILE`` and ``zoo eval MODEL --data FILE`` (P@k, R@k, accuracy)."""
+"""``zoo train fasttext-classifier --data FILE`` and ``zoo eval MODEL --data FILE``: fastText's ``test``
+(N, P@k, R@k; and accuracy) and, with ``--per-label``, its ``test-label`` (F1, precision, recall)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ import argparse
 import os
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 import zoo
 from zoo.plugin_api import (
@@ -26,7 +25,7 @@ from zoo.plugin_api import (
 from zoo_word2vec.classifier.data import FORMATS, LabelledLines, read_labelled
 from zoo_word2vec.classifier.fit import fit
 
-__all__ = ["FastTextRecipe", "read_data", "recipe", "score"]
+__all__ = ["FastTextRecipe", "per_label", "read_data", "recipe", "score"]
 
 
 def read_data(path: Path, params: dict[str, Any], *, format: str, label_prefix: str, encoding: str) -> LabelledLines:
@@ -36,33 +35,50 @@ def read_data(path: Path, params: dict[str, Any], *, format: str, label_prefix: 
     return read_labelled(path, split=split, format=format, label_prefix=label_prefix, encoding=encoding)
 
 
-def score(model: Any, data: LabelledLines, *, k: int = 1) -> dict[str, float]:
-    """fastText's ``test``: over the lines with a label and an input, precision and recall of the
-    top-`k` predictions (``precision@k``, ``recall@k``), plus ``accuracy`` (the most probable label
-    is one of the line's) and ``examples``. Labels the model does not know count as missed."""
-    kept = [i for i, ys in enumerate(data.labels) if ys]
-    if not kept:
-        raise DataError("no line has a label to score against")
-    probs = model.predict_proba([data.texts[i] for i in kept])
-    sizes = np.diff(model.featurizer().rows([data.texts[i] for i in kept])[0])
-    names = model.vocabs["labels"].tokens
-    top = np.argsort(-probs, axis=1, kind="stable")[:, : min(k, probs.shape[1])]
-    hits = predicted = gold = correct = examples = 0
-    for row, i in enumerate(kept):
-        if sizes[row] == 0:
-            continue
-        truth = set(data.labels[i])
-        guesses = [names[c] for c in top[row]]
-        examples += 1
-        predicted += len(guesses)
-        gold += len(truth)
-        hits += sum(g in truth for g in guesses)
-        correct += guesses[0] in truth
+def _predicted(model: Any, data: LabelledLines, k: int, threshold: float) -> tuple[list, list[set[str]]]:
+    """fastText's ``test`` lines: those with a label the model knows (unknown labels dropped, as
+    fastText drops them); their predictions (`top_labels`) and their labels."""
+    known = set(model.vocabs["labels"].tokens)
+    lines = [(i, {y for y in ys if y in known}) for i, ys in enumerate(data.labels)]
+    lines = [(i, ys) for i, ys in lines if ys]
+    if not lines:
+        raise DataError("no line has a label the model knows to score against")
+    texts = data.texts
+    found = model.top_labels([texts[i] for i, _ in lines], k=k, threshold=threshold)
+    return [labels for labels, _ in found], [ys for _, ys in lines]
+
+
+def score(model: Any, data: LabelledLines, *, k: int = 1, threshold: float = 0.0) -> dict[str, float]:
+    """fastText's ``test``: ``N`` (lines with a known label), ``P@k`` and ``R@k`` (precision and
+    recall of the top-`k` predictions that pass `threshold`), and ``accuracy`` (the best label is
+    one of the line's; P@1 for one label a line)."""
+    predictions, golds = _predicted(model, data, k, threshold)
+    hits = sum(len(set(p) & g) for p, g in zip(predictions, golds, strict=True))
+    predicted = sum(len(p) for p in predictions)
+    correct = sum(bool(p) and p[0] in g for p, g in zip(predictions, golds, strict=True))
     return {
-        f"precision@{k}": hits / max(predicted, 1),
-        f"recall@{k}": hits / max(gold, 1),
-        "accuracy": correct / max(examples, 1),
-        "examples": float(examples),
+        "N": float(len(golds)),
+        f"P@{k}": hits / predicted if predicted else float("nan"),
+        f"R@{k}": hits / sum(len(g) for g in golds),
+        "accuracy": correct / len(golds),
+    }
+
+
+def per_label(model: Any, data: LabelledLines, *, k: int = 1, threshold: float = 0.0) -> dict[str, dict[str, float]]:
+    """fastText's ``test-label``: for each label of the model, in its order, ``f1``, ``precision``
+    and ``recall`` of the top-`k` predictions (NaN where a label is never predicted, or never gold)."""
+    predictions, golds = _predicted(model, data, k, threshold)
+    counts = {label: [0, 0, 0] for label in model.vocabs["labels"].tokens}  # predicted, gold, both
+    for found, gold in zip(predictions, golds, strict=True):
+        for label in found:
+            counts[label][0] += 1
+            counts[label][2] += label in gold
+        for label in gold:
+            counts[label][1] += 1
+    ratio = lambda a, b: a / b if b else float("nan")
+    return {
+        label: {"f1": ratio(2 * both, p + g), "precision": ratio(both, p), "recall": ratio(both, g)}
+        for label, (p, g, both) in counts.items()
     }
 
 
@@ -93,9 +109,13 @@ class FastTextRecipe:
         add_hyperparameter_argument(parser, "--minn", "minn", type=int, help="shortest character n-gram")
         add_hyperparameter_argument(parser, "--maxn", "maxn", type=int, help="longest character n-gram (0: none)")
         add_hyperparameter_argument(
-            parser, "--loss", "loss", choices=["softmax", "ova"], help="softmax, or one-vs-all (multi-label)"
+            parser, "--loss", "loss", choices=["softmax", "ova", "hs", "ns"],
+            help="softmax, one-vs-all (multi-label), hierarchical softmax (many labels) or negative sampling",
+        )  # fmt: skip
+        add_hyperparameter_argument(parser, "--neg", "neg", type=int, help="noise labels per step (--loss ns)")
+        add_hyperparameter_argument(
+            parser, "--tokenizer", "tokenizer", help="how to split text (default fasttext: as fastText splits it)"
         )
-        add_hyperparameter_argument(parser, "--tokenizer", "tokenizer", help="how to split text (default whitespace)")
 
     def _add_reading_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--format", choices=FORMATS, default="auto", help="the data's format (auto: detected)")
@@ -126,13 +146,23 @@ class FastTextRecipe:
     def add_eval_arguments(self, parser: argparse.ArgumentParser) -> None:
         self._add_reading_arguments(parser)
         parser.add_argument("--k", type=argument_type("[1, inf)"), default=1, help="score the top k labels (P@k, R@k)")
+        parser.add_argument(
+            "--threshold", type=argument_type("[0, 1]", float), default=0.0, help="predict labels this probable only"
+        )
+        parser.add_argument(
+            "--per-label", action="store_true", help="F1, precision and recall of each label (fastText's test-label)"
+        )
 
     def evaluate(self, model: Any, options: argparse.Namespace) -> dict[str, float]:
         data = read_data(
             options.data, dict(model.spec.params), format=options.format, label_prefix=options.label_prefix,
             encoding=options.encoding,
         )  # fmt: skip
-        return score(model, data, k=options.k)
+        metrics = score(model, data, k=options.k, threshold=options.threshold)
+        if options.per_label:
+            for label, values in per_label(model, data, k=options.k, threshold=options.threshold).items():
+                metrics |= {f"{name} {label}": value for name, value in values.items()}
+        return metrics
 
 
 recipe = FastTextRecipe()
