@@ -103,7 +103,7 @@ def test_only_the_buckets_training_uses_are_stored_drawn_as_in_the_full_matrix(c
 @pytest.mark.parametrize("loss", ["hs", "ns", "ova"])
 def test_each_loss_learns_and_its_jax_objective_agrees(corpus, tmp_path, loss):
     data = read_labelled(corpus)
-    model, stats = fit(NAME, data, epochs=5, lr=0.5, overrides={"dim": 8, "loss": loss, "bucket": 10_000})
+    model, _ = fit(NAME, data, epochs=5, lr=0.5, overrides={"dim": 8, "loss": loss, "bucket": 10_000})
     probs = model.predict_proba(["great moving w1", "dull tedious w2"])
     assert probs[0, model.vocabs["labels"].index["__label__pos"]] > 0.8
     assert probs[1, model.vocabs["labels"].index["__label__neg"]] > 0.8
