@@ -24,13 +24,13 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("classify", help="label texts with a saved classifier (e.g. sentiment, question type)")
-    p.add_argument("model", type=Path, help="a classifier: a zoo file, a stored NAME.TAG, a fastText .bin/.ftz")
+    p.add_argument("model", type=Path, help="a classifier: a zoo file, a stored NAME.TAG, or a model file a plugin reads")
     p.add_argument("text", nargs="*", help="texts to label (default: --file or standard input)")
     p.add_argument("--file", type=Path, help="one text a line; '-' for standard input")
     add_encoding_argument(p)
     p.add_argument("--probabilities", action="store_true", help="print every label's probability")
     p.add_argument(
-        "--k", type=_k, metavar="K", help="print the K best labels and their probabilities, as fastText's predict-prob"
+        "--k", type=_k, metavar="K", help="print the K best labels, each followed by its probability (-1: all)"
     )
     p.add_argument(
         "--threshold", type=argument_type("[0, 1]", float), metavar="T", help="print only labels this probable"
