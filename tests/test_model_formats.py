@@ -70,7 +70,8 @@ def plugged(registry, monkeypatch):
 
 
 def _toy(path: Path, **header: Any) -> Path:
-    path.write_bytes(MAGIC + json.dumps({"words": ["good", "bad", "</s>"], "labels": ["pos", "neg"], **header}).encode())
+    content = {"words": ["good", "bad", "</s>"], "labels": ["pos", "neg"], **header}
+    path.write_bytes(MAGIC + json.dumps(content).encode())
     return path
 
 

@@ -24,7 +24,7 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("classify", help="label texts with a saved classifier (e.g. sentiment, question type)")
-    p.add_argument("model", type=Path, help="a classifier: a zoo file, a stored NAME.TAG, or a model file a plugin reads")
+    p.add_argument("model", type=Path, help="a classifier: a zoo file, a stored NAME.TAG, a plugin's model file")
     p.add_argument("text", nargs="*", help="texts to label (default: --file or standard input)")
     p.add_argument("--file", type=Path, help="one text a line; '-' for standard input")
     add_encoding_argument(p)
