@@ -266,9 +266,9 @@ def _read(source: _Source, output: bool, encoding: str, unicode_errors: str, all
     quantized = _flag(source, "the input quantization flag")
     if quantized and not allow_quantized:
         raise DataError(
-            f"{path} is a quantized fastText classifier (.ftz, from `fasttext quantize`): its rows are compressed "
-            "for predicting labels, not for word vectors. Load it as a classifier (zoo.load, zoo classify), or use "
-            "the full .bin it was made from"
+            f"{path} is a quantized fastText model (.ftz, from `fasttext quantize`), a classifier: its rows are "
+            "compressed for predicting labels, not for word vectors. Load it as a classifier (zoo.load, zoo classify), "
+            "or use the full .bin it was made from"
         )
     if pruned is not None and not quantized:
         raise DataError(
