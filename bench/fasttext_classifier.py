@@ -117,7 +117,7 @@ def side_zoo(args: argparse.Namespace, train: Path, test: Path, seed: int) -> di
     from zoo_word2vec.classifier.fit import fit
     from zoo_word2vec.classifier.recipe import score
 
-    settings = {"dim": args.dim, "bucket": args.bucket, "word_ngrams": args.word_ngrams}
+    settings = {"dim": args.dim, "bucket": args.bucket, "word_ngrams": args.word_ngrams, "loss": args.loss}
     warm = read_labelled(train).subset(range(20))  # compile (or load) the kernels off the clock
     fit("fasttext-classifier", warm, epochs=1, lr=args.lr, threads=args.threads, overrides={**settings, "bucket": 10})
     before = _rss_mb()
@@ -149,7 +149,8 @@ def _run_side(side: str, folder: str, seed: int) -> dict:
 
 
 def _report(args: argparse.Namespace, results: dict[str, list[list[dict]]]) -> None:
-    settings = f"{args.corpus}: epoch {args.epoch}, lr {args.lr}, wordNgrams {args.word_ngrams}, dim {args.dim}, "
+    settings = f"{args.corpus}: loss {args.loss}, epoch {args.epoch}, lr {args.lr}, wordNgrams {args.word_ngrams}, "
+    settings += f"dim {args.dim}, "
     print(settings + f"bucket {args.bucket}, threads {args.threads}, seeds {args.seeds}, rounds {args.rounds}")
     print("| side | accuracy % (mean ± sd) | train s | CPU s | tokens/s | peak RSS MB | RSS before MB |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -179,6 +180,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=100)
     parser.add_argument("--bucket", type=int, default=2000000)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--loss", choices=["softmax", "ova", "hs", "ns"], default="softmax")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--rounds", type=int, default=1, help="alternating processes per side")
     parser.add_argument("--test-fraction", type=float, default=0.1)

@@ -84,3 +84,25 @@ def small_seq2seq(registry):
         hidden_size=6,
         embedding_size=5,
     )
+
+
+@pytest.fixture
+def with_tables(registry, monkeypatch):
+    """``with_tables(TOML, plugin)``: the installed plugins plus a test's own tables (their hooks too),
+    made the process-wide registry for the test."""
+    from zoo.naming import registry as registry_module
+    from zoo.naming.tables import read_tables
+
+    def plug(text: str, plugin: str) -> Registry:
+        ours = Registry()
+        ours.plugins.update(registry.plugins)
+        for section in ("components", "architectures", "presets", "formats", "subwords", "exports"):
+            getattr(ours, section).update(getattr(registry, section))
+        ours.providers.update(registry.providers)
+        ours.extension_providers.update(registry.extension_providers)
+        ours.manager = registry.manager
+        ours.add_tables(read_tables(text, plugin=plugin), plugin=plugin)
+        monkeypatch.setattr(registry_module, "_DEFAULT", ours)
+        return ours
+
+    return plug

@@ -12,11 +12,9 @@ import numpy as np
 import pytest
 
 import zoo
-import zoo.naming.registry as registry_module
 from zoo.building.store import Store
 from zoo.cli.main import main
 from zoo.errors import DataError, PluginError, RegistryError, WeightsError
-from zoo.naming.registry import Registry
 from zoo.naming.tables import read_tables
 from zoo.plugin_api import KeyedVectors, ModelFormat, VectorFormat, Vocab
 
@@ -55,18 +53,8 @@ class ToyClassifiers(ModelFormat):
 
 
 @pytest.fixture
-def plugged(registry, monkeypatch):
-    ours = Registry()
-    for record in registry.plugins.values():
-        ours.plugins[record.name] = record
-    for section in ("components", "architectures", "presets", "formats", "subwords", "exports"):
-        getattr(ours, section).update(getattr(registry, section))
-    ours.providers.update(registry.providers)
-    ours.extension_providers.update(registry.extension_providers)
-    ours.manager = registry.manager  # the plugins' hooks (the classifier's tokenizer)
-    ours.add_tables(read_tables(TABLES, plugin="toycls"), plugin="toycls")
-    monkeypatch.setattr(registry_module, "_DEFAULT", ours)
-    return ours
+def plugged(with_tables):
+    return with_tables(TABLES, "toycls")
 
 
 def _toy(path: Path, **header: Any) -> Path:

@@ -10,10 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import zoo.naming.registry as registry_module
 from zoo.cli.main import main
 from zoo.errors import DataError, PluginConflictError, RegistryError, WeightsError
-from zoo.naming.registry import Registry
 from zoo.naming.tables import read_tables
 from zoo.plugin_api import KeyedVectors, SubwordModel, VectorFormat
 from zoo.vectors import extensions
@@ -89,18 +87,8 @@ class CharSubwords(SubwordModel):
 
 
 @pytest.fixture
-def plugged(registry, monkeypatch):
-    """The installed plugins plus this module's, as the process-wide registry."""
-    ours = Registry()
-    for record in registry.plugins.values():
-        ours.plugins[record.name] = record
-    for section in ("components", "architectures", "presets", "formats", "subwords", "exports"):
-        getattr(ours, section).update(getattr(registry, section))
-    ours.providers.update(registry.providers)
-    ours.extension_providers.update(registry.extension_providers)
-    ours.add_tables(read_tables(TABLES, plugin="charvec"), plugin="charvec")
-    monkeypatch.setattr(registry_module, "_DEFAULT", ours)
-    return ours
+def plugged(with_tables):
+    return with_tables(TABLES, "charvec")
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zoo.errors import PluginError, WeightsError
+from zoo.errors import WeightsError
 
 if TYPE_CHECKING:
     from zoo.naming.registry import Registry
@@ -42,20 +42,6 @@ class ModelFormat(abc.ABC):
         models); `zoo.errors.DataError` naming the file and what is wrong with it."""
 
 
-def _codec(entry: FormatEntry) -> ModelFormat:
-    from zoo.naming.spec import import_factory
-
-    codec = import_factory(entry.model_codec, plugin=entry.plugin)
-    if isinstance(codec, type):
-        codec = codec()
-    if not isinstance(codec, ModelFormat):
-        raise PluginError(
-            f"plugin {entry.plugin!r}: model codec {entry.model_codec!r} of format {entry.name!r} is a "
-            f"{type(codec).__name__}, not a zoo.building.foreign.ModelFormat"
-        )
-    return codec
-
-
 def model_format(
     path: str | os.PathLike, *, format: str = "auto", registry: Registry | None = None
 ) -> tuple[FormatEntry, ModelFormat] | None:
@@ -63,7 +49,7 @@ def model_format(
     None for any other file (zoo's own, word vectors, unknown). `format` names the format
     (``"auto"``: told by the file's first bytes)."""
     from zoo.naming.registry import default_registry
-    from zoo.vectors.extensions import sniff
+    from zoo.vectors.extensions import plugin_codec, sniff
 
     registry = registry or default_registry()
     path = Path(path)
@@ -77,7 +63,7 @@ def model_format(
         return None
     if entry is None or not entry.model_codec:
         return None
-    codec = _codec(entry)
+    codec = plugin_codec(entry, ModelFormat, target=entry.model_codec)
     return (entry, codec) if codec.holds_model(path) else None
 
 

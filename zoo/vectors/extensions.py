@@ -48,6 +48,7 @@ __all__ = [
     "exported_names",
     "format_entries",
     "match_magic",
+    "plugin_codec",
     "read_format",
     "sniff",
     "subword_codec",
@@ -114,16 +115,19 @@ def _registry(registry: Registry | None) -> Registry:
     return registry or default_registry()
 
 
-def _codec(entry: FormatEntry | SubwordEntry, base: type) -> Any:
+def plugin_codec(entry: FormatEntry | SubwordEntry, base: type, *, target: str | None = None) -> Any:
+    """The codec `entry` names (its ``codec``, or `target`: another ``"module:attr"`` of its table),
+    instantiated when it is a class, and checked to be a `base`; `PluginError` naming the plugin if not."""
     from zoo.naming.spec import import_factory
 
-    codec = import_factory(entry.codec, plugin=entry.plugin)
+    target = target or entry.codec
+    codec = import_factory(target, plugin=entry.plugin)
     if isinstance(codec, type):
         codec = codec()
     if not isinstance(codec, base):
         raise PluginError(
-            f"plugin {entry.plugin!r}: codec {entry.codec!r} of {entry.name!r} is a {type(codec).__name__}, "
-            f"not a zoo.vectors.extensions.{base.__name__}"
+            f"plugin {entry.plugin!r}: codec {target!r} of {entry.name!r} is a {type(codec).__name__}, "
+            f"not a {base.__module__}.{base.__name__}"
         )
     return codec
 
@@ -163,7 +167,7 @@ def sniff(path: str | os.PathLike, registry: Registry | None = None) -> FormatEn
 
 
 def _format(name: str, registry: Registry | None) -> VectorFormat:
-    return _codec(_registry(registry).extension("formats", name), VectorFormat)
+    return plugin_codec(_registry(registry).extension("formats", name), VectorFormat)
 
 
 def read_format(
@@ -184,7 +188,7 @@ def writable_format(name: str, registry: Registry | None = None) -> VectorFormat
     entry = _registry(registry).extension("formats", name)
     if not entry.writable:
         raise DataError(f"the {name!r} format ({entry.summary or entry.plugin}) is read, not written, by its plugin")
-    return _codec(entry, VectorFormat)
+    return plugin_codec(entry, VectorFormat)
 
 
 def write_format(keyed: KeyedVectors, path: str | os.PathLike, name: str, *, registry: Registry | None = None) -> Path:
@@ -216,7 +220,7 @@ def subword_codec(name: str, registry: Registry | None = None) -> SubwordModel:
             f"these vectors keep a {name!r} subword model, which no installed plugin provides (installed: {known}); "
             "install the plugin that wrote them"
         )
-    return _codec(reg.extension("subwords", name), SubwordModel)
+    return plugin_codec(reg.extension("subwords", name), SubwordModel)
 
 
 # -- exports -------------------------------------------------------------------------------------
