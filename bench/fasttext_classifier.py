@@ -106,6 +106,7 @@ def side_fasttext(args: argparse.Namespace, train: Path, test: Path, seed: int) 
             thread=args.threads,
             seed=seed,
             verbose=0,
+            loss=args.loss,
         )
     )
     _, precision, _ = model.test(str(test))
