@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _k(text: str) -> int:
     value = argument_type("[-1, inf)")(text)
     if value == 0:
-        raise argparse.ArgumentTypeError("must be a positive number of labels, or -1 for all of them")
+        raise argparse.ArgumentTypeError(f"{text}: must be a positive number of labels, or -1 for all of them")
     return value
 
 
