@@ -1,4 +1,4 @@
-"""The plugin guide is a fixture: README.md's "Writing a plugin" code is a complete plugin that installs,
+"""The plugin guide is a fixture: the "Writing a plugin" code of docs/plugins.md is a complete plugin that installs,
 passes the conformance kit and builds into seq2seq, so the guide cannot drift from zoo.
 
 Beside it, `tests/fixtures/zoo-textbook-mha` is multi-head attention written from the guide alone
@@ -30,8 +30,8 @@ FENCE = re.compile(r"^( *)```(python|toml)\n(.*?)^\1```$", re.S | re.M)
 
 def guide_files() -> dict[str, str]:
     """``{path: source}`` of every code block of the guide whose first line is ``# <path>``."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Writing a plugin\n", 1)[1].split("\n## ", 1)[0]
+    page = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    section = page.split("\n## Writing a plugin\n", 1)[1].split("\n## ", 1)[0]
     files = {}
     for indent, _, body in FENCE.findall(section):
         lines = [line[len(indent) :] for line in body.splitlines()]
@@ -42,7 +42,7 @@ def guide_files() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The guide's plugin, written from README.md, and the textbook MHA, pip-installed into a target folder."""
+    """The guide's plugin, written from docs/plugins.md, and the textbook MHA, pip-installed into a target folder."""
     files = guide_files()
     assert set(files) == {"pyproject.toml", "zoo_scaled_dot/attention.py", "zoo_scaled_dot/plugin.py"}, sorted(files)
     for path, source in files.items():
