@@ -6,8 +6,11 @@ Subclass the base classes in a test module of your plugin, or run them all::
 
 The pytest plugin (registered automatically) parametrizes each class over every
 component or model the selected plugins register, and reports how many checks
-ran and how many were skipped. Classes:
+passed, were skipped, failed and errored (as pytest counts them); a subject whose every check
+was skipped fails the run. Classes:
 
+- `PluginChecks`: each plugin loads (a broken or conflicting one fails, with its error), its
+  names are its own, and it registers something to check.
 - `ComponentChecks`: JAX's configuration left unchanged (first), entry point, factory,
   signature, domains, names, shapes from the spec alone (every kind).
 - `EmbedderTests`, `CellTests`, `EncoderTests`, `AttentionTests`, `StrategyTests`: one kind each.
@@ -39,6 +42,7 @@ _LAZY = {
     "WidthSearchTests": "zoo.testing.search",
     "SamplerTests": "zoo.testing.search",
     "ModelTests": "zoo.testing.models",
+    "PluginChecks": "zoo.testing.plugins",
     "CausalModelTests": "zoo.testing.causal",
 }
 

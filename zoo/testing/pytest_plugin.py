@@ -1,11 +1,14 @@
 """pytest plugin of the conformance kit (registered through the ``pytest11`` entry point).
 
-Adds ``--zoo-plugin NAME`` (repeatable; default: every loaded plugin), the
-fixtures the base classes use, parametrization over components and models
+Adds ``--zoo-plugin NAME`` (repeatable; default: every plugin zoo tried to load),
+the fixtures the base classes use, parametrization over plugins, components and models
 (a class with ``component = "NAME"`` checks only that component, or the models
-hosting it: a plugin's own test suite pins its own), and a summary line of
-checks run and skipped over the components and models checked (the
-placeholder of a class with nothing to check counts as neither).
+hosting it: a plugin's own test suite pins its own), and a summary line of checks
+passed, skipped, failed and errored, counted as pytest counts them (a class with
+nothing to check for the selected plugins is deselected, not skipped).
+
+A run fails when any subject (a plugin, a component with the models hosting it, a
+model) had every check that ran skipped: nothing about it was checked.
 Light at import: no JAX (JAX loads with the kit's registry, when a kit class is collected).
 
 JAX's global configuration is watched: the kit records it before any plugin
@@ -25,7 +28,9 @@ from zoo.testing.session import kit_registry
 __all__ = ["selected_plugins"]
 
 _MARK = "zoo_conformance"
-_SUBJECTS = pytest.StashKey[dict[str, str]]()  # node id -> the component or model it checks
+_SUBJECT = "zoo_subject"  # the user property that names what a check is about
+_CASE = "zoo_case"  # and the one that names the plugin, component or model it runs on
+_SUBJECT_PARAMS = ("zoo_plugin", "zoo_component", "zoo_model")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,14 +51,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{_MARK}: a check of the zoo conformance kit")
-    config.stash[_SUBJECTS] = {}
+    config.pluginmanager.register(KitOutcomes(), "zoo-kit-outcomes")
 
 
 def selected_plugins(config: pytest.Config) -> list[str]:
     registry = kit_registry()
     chosen = config.getoption("--zoo-plugin") or []
-    if not chosen:
-        return sorted(registry.plugins)
+    if not chosen:  # every plugin zoo tried to load (one the environment turns off is not checked)
+        return sorted(n for n, r in registry.plugins.items() if r.status in ("loaded", "broken", "in conflict"))
     unknown = [name for name in chosen if name not in registry.plugins]
     if unknown:
         raise pytest.UsageError(f"--zoo-plugin: no plugin named {unknown}; installed: {sorted(registry.plugins)}")
@@ -61,7 +66,7 @@ def selected_plugins(config: pytest.Config) -> list[str]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    wants = {"zoo_component", "zoo_model"} & set(metafunc.fixturenames)
+    wants = set(_SUBJECT_PARAMS) & set(metafunc.fixturenames)
     if not wants:
         return  # not a kit check: load nothing
     from zoo.testing.cases import component_cases, model_cases
@@ -69,6 +74,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     kind = getattr(metafunc.cls, "zoo_kind", None)
     pinned = getattr(metafunc.cls, "component", None)
     plugins = selected_plugins(metafunc.config) if pinned is None else [_pinned_plugin(metafunc.cls, pinned, kind)]
+    if "zoo_plugin" in wants:
+        _parametrize(metafunc, "zoo_plugin", plugins, "no plugin selected")
     if "zoo_component" in wants:
         names = component_cases(kit_registry(), plugins, kind)
         names = names if pinned is None else [n for n in names if n == pinned]
@@ -114,36 +121,80 @@ def _parametrize(metafunc: pytest.Metafunc, argname: str, names: list[str], reas
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    subjects = config.stash[_SUBJECTS]
+    placeholders = []
     for item in items:
         cls = getattr(item, "cls", None)
         if cls is None or not getattr(cls, "_zoo_conformance", False):
             continue
-        item.add_marker(_MARK)
         params = getattr(getattr(item, "callspec", None), "params", {})
-        subject = params.get("zoo_component") or params.get("zoo_model")
-        if subject is not None:  # None: the placeholder of a class with nothing to check
-            subjects[item.nodeid] = subject
+        subject = next((params[k] for k in _SUBJECT_PARAMS if k in params), None)
+        if subject is None:  # the placeholder of a class with nothing to check: not a check
+            placeholders.append(item)
+            continue
+        item.add_marker(_MARK)
+        case = next(params[k] for k in _SUBJECT_PARAMS if k in params)
+        item.user_properties += [(_SUBJECT, _subject(params)), (_CASE, case)]
+    if placeholders:
+        config.hook.pytest_deselected(items=placeholders)
+        items[:] = [item for item in items if item not in set(placeholders)]
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    subjects = config.stash.get(_SUBJECTS, {})
-    outcomes: dict[str, str] = {}
-    for outcome in ("passed", "skipped", "failed", "error"):
-        for report in terminalreporter.stats.get(outcome, []):
-            nodeid = getattr(report, "nodeid", None)
-            if nodeid not in subjects:
-                continue  # not a kit check, or a placeholder
-            if report.failed or outcome == "error":
-                outcomes[nodeid] = "failed"  # a failing fixture (setup, teardown) fails the check too
-            elif outcome == "skipped":
-                outcomes.setdefault(nodeid, "skipped")
-            elif report.when == "call":
-                outcomes.setdefault(nodeid, "passed")
-    if outcomes:
-        counts = {k: sum(1 for v in outcomes.values() if v == k) for k in ("passed", "skipped", "failed")}
-        checked = {subjects[n] for n in outcomes}
+def _subject(params: dict) -> str:
+    """What a check is about, for the summary and the every-check-skipped rule: ``plugin NAME``,
+    the component, or the model (a model case hosting a component counts for the component)."""
+    if "zoo_plugin" in params:
+        return f"plugin {params['zoo_plugin']}"
+    if "zoo_component" in params:
+        return params["zoo_component"]
+    model = params["zoo_model"]
+    return model.rsplit("+", 1)[-1].rsplit("=", 1)[-1] if "+" in model else model
+
+
+class KitOutcomes:
+    """The outcome of every kit check of one pytest session, by subject (registered per session:
+    the kit's own tests run pytest inside pytest)."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, list[str]] = {}  # subject -> each check's outcome, as pytest counts them
+        self.cases: set[str] = set()  # the components and models checked
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        subject = dict(report.user_properties).get(_SUBJECT)
+        if subject is None:
+            return  # not a kit check
+        if report.when == "call":
+            outcome = report.outcome  # passed, failed, skipped
+        elif report.failed:
+            outcome = "error"  # a failing fixture (setup, teardown): counted as pytest counts it
+        elif report.skipped:
+            outcome = "skipped"
+        else:
+            return
+        self.outcomes.setdefault(subject, []).append(outcome)
+        if not subject.startswith("plugin "):
+            self.cases.add(dict(report.user_properties)[_CASE])
+
+    def vacuous(self) -> list[str]:
+        """The subjects every one of whose checks that ran was skipped: nothing about them was checked."""
+        return sorted(s for s, outcomes in self.outcomes.items() if set(outcomes) == {"skipped"})
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.vacuous() and exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+        if not self.outcomes:
+            return
+        every = [o for outcomes in self.outcomes.values() for o in outcomes]
+        counts = {k: every.count(k) for k in ("passed", "skipped", "failed", "error")}
+        plugins = sum(1 for s in self.outcomes if s.startswith("plugin "))
         terminalreporter.write_line(
             f"zoo conformance kit: {counts['passed']} checks passed, {counts['skipped']} skipped, "
-            f"{counts['failed']} failed, over {len(checked)} components and models"
+            f"{counts['failed']} failed, {counts['error']} errors, over {len(self.cases)} "
+            f"components and models of {plugins} plugins"
         )
+        for subject in self.vacuous():
+            terminalreporter.write_line(
+                f"zoo conformance kit: FAILED {subject}: every one of its {len(self.outcomes[subject])} checks "
+                "that ran was skipped, so nothing about it was checked (pytest -rs gives the reasons)"
+            )

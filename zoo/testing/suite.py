@@ -5,8 +5,13 @@ from zoo.testing.base import ComponentChecks
 from zoo.testing.causal import CausalModelTests
 from zoo.testing.components import CellTests, EmbedderTests, EncoderTests
 from zoo.testing.models import ModelTests
+from zoo.testing.plugins import PluginChecks
 from zoo.testing.search import SamplerTests, WidthSearchTests
 from zoo.testing.strategies import StrategyTests
+
+
+class TestPlugins(PluginChecks):
+    pass
 
 
 class TestComponents(ComponentChecks):
