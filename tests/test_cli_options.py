@@ -10,6 +10,7 @@ data is read.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -361,7 +362,7 @@ def test_seed_bounds():
             seed_type(bad)
 
 
-# --- one spelling per concept (the README's "Options every command spells the same way") ---
+# --- one spelling per concept (docs/cli.md's "Options every command spells the same way") ---
 
 SPELLINGS: dict[str, tuple[str, set[str]]] = {
     # concept: (the spelling every command uses, spellings no parser may show)
@@ -408,6 +409,30 @@ def test_every_parser_spells_each_concept_one_way(monkeypatch):
         for concept, (spelling, others) in SPELLINGS.items():
             found += [f"{parser.prog}: {s} is shown; {concept} is spelled {spelling}" for s in sorted(shown & others)]
     assert not found, "\n".join(found)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def section(page: Path, heading: str) -> str:
+    """The text of `page` under `heading` (a ``## `` line), up to the next heading of that level."""
+    return page.read_text(encoding="utf-8").split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_options_table_shows_each_concepts_one_spelling():
+    table = section(ROOT / "docs" / "cli.md", "Options every command spells the same way").split("\n\n")[0]
+    shown = set(re.findall(r"--[a-z][a-z-]*", table))
+    for concept, (spelling, others) in SPELLINGS.items():
+        missing = {s.strip() for s in spelling.split("/")} - shown
+        assert not missing, f"docs/cli.md's options table lacks {sorted(missing)} ({concept})"
+        assert not shown & others, f"docs/cli.md's options table shows {sorted(shown & others)} ({concept})"
+
+
+def test_the_readme_command_table_lists_every_command():
+    block = section(ROOT / "README.md", "The command line").split("```text\n", 1)[1].split("```", 1)[0]
+    listed = {line.split()[1] for line in block.splitlines() if line.startswith("zoo ")}
+    commands = {words[0] for words, _ in command_parsers(build_parser()) if len(words) == 1}
+    assert listed == commands, f"README.md's command table: missing {commands - listed}, unknown {listed - commands}"
 
 
 def example_values(action: argparse.Action) -> list[str]:

@@ -12,7 +12,7 @@ and checked against the model's own domain by `resolve_spec`, which a recipe
 calls first thing, before it reads any data.
 
 Every command spells a concept the same way (``--data``, ``--valid``, ``--out``,
-``--lr``, ``--lowercase``, ...; the README's table). An old spelling stays
+``--lr``, ``--lowercase``, ...; the table in docs/cli.md). An old spelling stays
 accepted for one release through `add_alias`: hidden from ``--help``, it parses
 to the same option and warns ``deprecated: use --new``. ``--help`` shows each
 option's default (`DefaultsFormatter`), a hyperparameter option's from the
