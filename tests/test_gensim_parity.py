@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import sys
+import warnings
 from math import sqrt
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from word_corpora import country_questions, country_sentences
 
 from zoo.data.cooccurrence import cooccurrence_matrix, pmi_matrix
 from zoo.data.corpus import build_word_vocab, count_tokens
-from zoo.errors import DataError
+from zoo.errors import DataError, ZooError
 from zoo.eval import dataset_path
 from zoo.vectors import KeyedVectors
 
@@ -490,3 +491,133 @@ def test_unknown_words_raise_key_errors_in_both(real):
             with pytest.raises(KeyError, match="zzzq|5000"):
                 call(kv)
     assert ours.get_index("zzzq", 17) == theirs.get_index("zzzq", 17) == 17
+
+
+# -- filling a table, per-word attributes and word2vec files, against gensim ----------------
+
+
+def _filled(make):
+    """The same fills on gensim's KeyedVectors and zoo's: an empty table, a preallocated one."""
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((8, 4)).astype(np.float32)
+    table = make(4)
+    table.add_vectors(["a", "b", "c"], rows[:3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # gensim's: growing by one row is slow
+        table.add_vector("d", rows[3])
+    table["a"] = rows[4]  # replaces
+    table[["b", "e"]] = rows[5:7]
+    table.add_vectors(["c", "f"], rows[6:8])  # c is held: kept
+    table.set_vecattr("b", "count", 9)
+    table.set_vecattr("e", "tag", "x")
+    preallocated = make(4, 3)
+    first = [preallocated.add_vector(k, rows[i]) for i, k in enumerate("pq")]
+    return table, preallocated, first
+
+
+def test_an_empty_table_fills_as_gensims(gensim_models):
+    ours, ours_pre, ours_first = _filled(KeyedVectors)
+    theirs, theirs_pre, theirs_first = _filled(gensim_models.KeyedVectors)
+    for mine, other in ((ours, theirs), (ours_pre, theirs_pre)):
+        assert mine.index_to_key == other.index_to_key and mine.key_to_index == other.key_to_index
+        np.testing.assert_array_equal(mine.vectors, other.vectors)
+        assert mine.next_index == other.next_index and len(mine) == len(other)
+        assert mine.expandos.keys() == other.expandos.keys()
+        for attr in mine.expandos:
+            assert list(mine.expandos[attr]) == list(other.expandos[attr])
+    assert ours_first == theirs_first == [0, 1] and ours_pre.index_to_key == ["p", "q", None]
+    assert ours.get_vecattr("b", "count") == theirs.get_vecattr("b", "count") == 9
+    assert ours.distance("e", "e") == 0.0  # gensim: 1 - a float32 rounding of 1
+    np.testing.assert_allclose(ours.most_similar("a", topn=None), theirs.most_similar("a", topn=None), atol=1e-6)
+    for kv in (ours, theirs):
+        with pytest.raises(KeyError):
+            kv.get_vecattr("a", "never")
+    with pytest.raises(ZooError):
+        ours.get_vecattr("a", "never")
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory, gensim_models):
+    """A word2vec text file of 40 words and its ``word count`` file, both written by gensim."""
+    rng = np.random.default_rng(6)
+    theirs = gensim_models.KeyedVectors(6)
+    words = [f"w{i}" for i in range(40)]
+    theirs.add_vectors(words, rng.standard_normal((40, 6)).astype(np.float32))
+    for i, word in enumerate(words):
+        theirs.set_vecattr(word, "count", 500 - 7 * i + (i % 5) * 3)  # not quite in row order
+    folder = tmp_path_factory.mktemp("counted")
+    theirs.save_word2vec_format(str(folder / "v.txt"), str(folder / "v.vocab"), False)
+    return folder
+
+
+def test_word2vec_files_with_counts_load_and_save_as_gensims(counted, gensim_models, tmp_path):
+    fname, fvocab = counted / "v.txt", counted / "v.vocab"
+    ours = KeyedVectors.load_word2vec_format(fname, fvocab, False)  # gensim's positional order
+    theirs = gensim_models.KeyedVectors.load_word2vec_format(str(fname), str(fvocab), False)
+    assert ours.index_to_key == theirs.index_to_key
+    assert [ours.get_vecattr(w, "count") for w in ours.index_to_key] == list(theirs.expandos["count"])
+    for binary in (False, True):
+        for options in ({}, {"total_vec": 45, "prefix": "p_"}, {"write_header": False}):
+            mine, other = tmp_path / f"zoo{binary}", tmp_path / f"gensim{binary}"
+            ours.save_word2vec_format(mine, tmp_path / "zoo.vocab", binary, **options)
+            theirs.save_word2vec_format(str(other), str(tmp_path / "gensim.vocab"), binary, **options)
+            assert mine.read_bytes() == other.read_bytes(), options
+            assert (tmp_path / "zoo.vocab").read_bytes() == (tmp_path / "gensim.vocab").read_bytes()
+    for kv, path in ((ours, tmp_path / "a_zoo"), (theirs, tmp_path / "a_gensim")):
+        kv.save_word2vec_format(str(path))
+        kv.save_word2vec_format(str(path), append=True, write_header=False, prefix="x_")
+    assert (tmp_path / "a_zoo").read_bytes() == (tmp_path / "a_gensim").read_bytes()
+
+
+def test_word2vec_files_without_counts_answer_as_gensims(counted, gensim_models, tmp_path):
+    fname = counted / "v.txt"
+    ours = KeyedVectors.load_word2vec_format(fname, limit=30, datatype=np.float16)
+    theirs = gensim_models.KeyedVectors.load_word2vec_format(str(fname), limit=30, datatype=np.float16)
+    assert ours.vectors.dtype == theirs.vectors.dtype == np.float16
+    np.testing.assert_array_equal(ours.vectors, theirs.vectors)
+    assert [ours.get_vecattr(w, "count") for w in ours.index_to_key] == [
+        theirs.get_vecattr(w, "count") for w in theirs.index_to_key
+    ]  # gensim's stand-in counts: rows to the end
+    ours.save_word2vec_format(tmp_path / "zoo.txt", tmp_path / "zoo.vocab")
+    theirs.save_word2vec_format(str(tmp_path / "gensim.txt"), str(tmp_path / "gensim.vocab"))
+    assert (tmp_path / "zoo.vocab").read_bytes() == (tmp_path / "gensim.vocab").read_bytes()
+    assert (tmp_path / "zoo.txt").read_bytes() == (tmp_path / "gensim.txt").read_bytes()
+    ours.sort_by_descending_frequency()
+    theirs.sort_by_descending_frequency()
+    assert ours.index_to_key == theirs.index_to_key
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_a_truncated_file_is_an_eof_error_in_both(counted, gensim_models, tmp_path, binary):
+    whole = tmp_path / "whole"
+    KeyedVectors.load_word2vec_format(counted / "v.txt").save_word2vec_format(whole, binary=binary)
+    cut = tmp_path / "cut"
+    data = whole.read_bytes()
+    cut.write_bytes(data[:-30] if binary else data[: data.rindex(b"\n", 0, -1) + 1])  # text: a whole line less
+    with pytest.raises(EOFError):
+        gensim_models.KeyedVectors.load_word2vec_format(str(cut), binary=binary)
+    with pytest.raises(EOFError) as caught:
+        KeyedVectors.load_word2vec_format(cut, binary=binary)
+    assert isinstance(caught.value, DataError) and "the file ends" in str(caught.value)
+    gz = tmp_path / "cut.gz"
+    gz.write_bytes(gzip.compress(whole.read_bytes())[:-40])
+    with pytest.raises(EOFError):
+        KeyedVectors.load_word2vec_format(gz, binary=binary)
+
+
+@GENSIM_COSMUL_WARNS
+def test_cosmul_ignores_restrict_vocab_as_gensim(real):
+    ours, theirs = real
+    query = {"positive": ["woman", "king"], "negative": ["man"], "restrict_vocab": 300}
+    same_neighbours(ours.most_similar_cosmul(**query), theirs.most_similar_cosmul(**query))
+    all_ours, all_theirs = (kv.most_similar_cosmul(**query, topn=None) for kv in (ours, theirs))
+    assert all_ours.shape == all_theirs.shape == (len(ours),)
+    np.testing.assert_allclose(all_ours, all_theirs, atol=2e-6)
+    assert ours.distance("king", "king") == 0  # gensim: 1 - float32 rounding
+
+
+def test_unknown_keys_are_zoo_errors_and_key_errors(real):
+    ours, _ = real
+    with pytest.raises(KeyError) as caught:
+        ours["zzzq"]
+    assert isinstance(caught.value, ZooError)

@@ -15,6 +15,8 @@ __all__ = [
     "RecordError",
     "RegistryError",
     "TrainingDiverged",
+    "TruncatedFileError",
+    "UnknownKeyError",
     "UnknownNameError",
     "UnknownParameterError",
     "WeightsError",
@@ -72,6 +74,17 @@ class TrainingDiverged(ZooError):
 
 class DataError(ZooError, ValueError):
     """Input data is malformed or inconsistent."""
+
+
+class TruncatedFileError(DataError, EOFError):
+    """A file ends before what its header promises (also an `EOFError`, which gensim raises there)."""
+
+
+class UnknownKeyError(ZooError, KeyError):
+    """A key (a word, a row number, a per-word attribute) that a table of vectors does not hold."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class DistributedError(ZooError, RuntimeError):

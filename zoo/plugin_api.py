@@ -184,6 +184,8 @@ _EXPORTS: dict[str, str] = {
             "RecordError",
             "RegistryError",
             "TrainingDiverged",
+            "TruncatedFileError",
+            "UnknownKeyError",
             "UnknownNameError",
             "UnknownParameterError",
             "WeightsError",

@@ -34,7 +34,7 @@ from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
-from zoo.errors import DataError
+from zoo.errors import DataError, TruncatedFileError
 from zoo.vectors.reading import CORRUPT_GZIP, MAX_WORD_BYTES, corrupt_gzip, decode_word, open_binary
 
 __all__ = ["describe_format", "detect_binary", "read_word2vec", "write_word2vec"]
@@ -79,7 +79,7 @@ def describe_format(head: bytes) -> str | None:
 
 
 def _open_read(path: Path) -> BinaryIO:
-    return open_binary(path, "word2vec file")
+    return open_binary(path, "word-vectors file")
 
 
 def write_word2vec(
@@ -90,23 +90,29 @@ def write_word2vec(
     binary: bool = False,
     write_header: bool = True,
     prefix: str = "",
+    total_vec: int | None = None,
+    append: bool = False,
 ) -> Path:
-    """Write `vectors` ``[V, D]`` (as float32) for `words` in order; return the path.
+    """Write `vectors` ``[V, D]`` for `words` in order (binary: as float32); return the path.
 
     A word may not contain whitespace: readers split on it. `prefix` is put
-    before every word (as in gensim).
+    before every word (as in gensim). `total_vec` is the count the header states (default V:
+    more when other vectors are appended after, as gensim's Doc2Vec does); `append` adds to the
+    end of an existing file.
     """
     path = Path(path)
-    vectors = np.asarray(vectors, dtype=np.float32)
+    vectors = np.asarray(vectors)
+    if not np.issubdtype(vectors.dtype, np.floating):
+        vectors = vectors.astype(np.float32)  # text shows each value as its own float type prints it, as gensim
     if vectors.ndim != 2 or vectors.shape[0] != len(words):
         raise DataError(f"{len(words)} words but vectors of shape {vectors.shape}; expected ({len(words)}, dim)")
     bad = next((w for w in words if not w or any(ch.isspace() for ch in w)), None)
     if bad is not None:
         raise DataError(f"word {bad!r} is empty or contains whitespace: the word2vec formats cannot store it")
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wb") as out:
+    with opener(path, "ab" if append else "wb") as out:
         if write_header:
-            out.write(f"{len(words)} {vectors.shape[1]}\n".encode())
+            out.write(f"{len(words) if total_vec is None else total_vec} {vectors.shape[1]}\n".encode())
         for word, row in zip(words, vectors, strict=True):
             if binary:
                 out.write(f"{prefix}{word} ".encode() + row.astype("<f4").tobytes())
@@ -246,7 +252,8 @@ def read_word2vec(
     - `no_header`: True for a text file without the ``<count> <dim>`` line (GloVe's),
       False to demand one, None (the default) to tell from the first lines.
 
-    A repeated word keeps its first vector. A truncated file raises `DataError`.
+    A repeated word keeps its first vector. A truncated file raises `zoo.errors.TruncatedFileError`
+    (a `DataError` that is also the `EOFError` gensim raises).
     """
     path = Path(path)
     layout = _detect(path, binary, no_header)
@@ -297,7 +304,7 @@ def _read_text(handle, count, dim, path, encoding, unicode_errors):
     for row in range(count):
         line = handle.readline(longest)
         if not line:
-            raise DataError(f"{path}: the header promises {count} vectors but the file ends after {row}")
+            raise TruncatedFileError(f"{path}: the header promises {count} vectors but the file ends after {row}")
         if len(line) == longest and not line.endswith(b"\n"):
             raise DataError(
                 f"{path}: vector {row} is on a line longer than {longest} bytes; expected 'word' + {dim} numbers"
@@ -345,7 +352,9 @@ def _read_binary(handle, count, dim, path, encoding, unicode_errors):
         nonlocal buffer, pos
         more = handle.read(min(max(1 << 16, 2 * width), 1 << 20))  # never a read as large as the header says
         if not more:
-            raise DataError(f"{path}: the header promises {count} vectors but the file ends inside {what} {row}")
+            raise TruncatedFileError(
+                f"{path}: the header promises {count} vectors but the file ends inside {what} {row}"
+            )
         buffer, pos = buffer[pos:] + more, 0
 
     for row in range(count):

@@ -12,7 +12,7 @@ import numpy as np
 
 from zoo.building.files import is_safetensors
 from zoo.data.vocab import Vocab
-from zoo.errors import DataError, WeightsError, close_matches
+from zoo.errors import DataError, UnknownKeyError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
 from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs, gensim_word_pairs, score_word_pairs
 from zoo.vectors.formats import read_word2vec, write_word2vec
@@ -64,6 +64,29 @@ def _weighted_term(item: Any, default: float) -> tuple[Key | np.ndarray, float]:
     raise DataError(f"a query term is a word, a row number, a vector or a (term, weight) pair; got {item!r}")
 
 
+def _read_fvocab(path: str | os.PathLike, words: Sequence[str], encoding: str, unicode_errors: str) -> np.ndarray:
+    """``[V]`` the counts of `words` in a ``word count`` file (word2vec.c's ``-save-vocab``); 0 if absent."""
+    counts: dict[str, int] = {}
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, 1):
+            fields = line.decode(encoding, errors=unicode_errors).split()
+            if not fields:
+                continue
+            if len(fields) != 2 or not fields[1].isdigit():
+                raise DataError(f"{path}: line {number} should be 'word count'; got {line[:60]!r}")
+            counts[fields[0]] = int(fields[1])
+    return np.array([counts.get(w, 0) for w in words], dtype=np.int64)
+
+
+def _removed(name: str, instead: str) -> property:
+    """A gensim 3 attribute gone from gensim 4: reading it raises gensim's `AttributeError`."""
+
+    def gone(self: Any) -> Any:
+        raise AttributeError(f"the {name} attribute is gone from KeyedVectors since version 4.0.0: use {instead}")
+
+    return property(gone)
+
+
 class KeyedVectors:
     """Word vectors with lookup, similarity, analogies, evaluation and word2vec files.
 
@@ -83,25 +106,59 @@ class KeyedVectors:
 
     def __init__(
         self,
-        words: Sequence[str] | Vocab,
-        vectors: Any,
+        words: Sequence[str] | Vocab | int,
+        vectors: Any = None,
         *,
         counts: Sequence[int] | np.ndarray | None = None,
         oov: OOVFunction | None = None,
+        count: int = 0,
+        dtype: Any = np.float32,
+        mapfile_path: Any = None,
     ) -> None:
-        self.index_to_key: list[str] = list(words)
-        self.key_to_index: dict[str, int] = {w: i for i, w in enumerate(self.index_to_key)}
-        if len(self.key_to_index) != len(self.index_to_key):
+        if _is_int(words):  # gensim's KeyedVectors(vector_size, count=0, dtype=REAL): a table to fill
+            count = int(vectors) if _is_int(vectors) else count
+            if words < 1 or count < 0:
+                raise DataError(f"KeyedVectors(vector_size, count) needs vector_size >= 1 and count >= 0; got {words}")
+            words, vectors = [None] * count, np.zeros((count, int(words)))
+        elif vectors is None:
+            raise DataError("KeyedVectors takes words and their vectors, or a vector size (an empty table to fill)")
+        dtype = np.dtype(dtype)
+        if not np.issubdtype(dtype, np.floating):
+            raise DataError(f"KeyedVectors holds floating-point vectors; got dtype {dtype}")
+        self.index_to_key: list[Any] = list(words)
+        self.key_to_index: dict[Any, int] = {w: i for i, w in enumerate(self.index_to_key) if w is not None}
+        if len(self.key_to_index) != len(self.index_to_key) - self.index_to_key.count(None):
             raise DataError("KeyedVectors needs distinct words; the list repeats some")
-        array = np.array(vectors, dtype=np.float32)
+        array = np.array(vectors, dtype=dtype)
         if array.ndim != 2 or array.shape[0] != len(self.index_to_key):
             raise DataError(f"{len(self.index_to_key)} words but vectors of shape {array.shape}")
         array.flags.writeable = False
         self.vectors = array
-        self.counts = None if counts is None else np.asarray(counts, dtype=np.int64)
+        self.expandos: dict[str, np.ndarray] = {}
+        """gensim's per-word attributes: name -> ``[V]`` array (`get_vecattr`, `set_vecattr`); ``"count"``
+        holds the corpus frequencies when they are known."""
+        if counts is not None:
+            self.counts = counts
         self.oov = oov
+        self.next_index = self.index_to_key.index(None) if None in self.index_to_key else len(self)
+        self.mapfile_path = mapfile_path
         self._norms: np.ndarray | None = None
         self._unit: np.ndarray | None = None
+
+    @property
+    def counts(self) -> np.ndarray | None:
+        """``[V]`` int64 corpus frequencies (gensim's ``"count"`` attribute), or None when unknown."""
+        return self.expandos.get("count")
+
+    @counts.setter
+    def counts(self, counts: Any) -> None:
+        if counts is None:
+            self.expandos.pop("count", None)
+            return
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.shape != (len(self),):
+            raise DataError(f"{len(self)} words but counts of shape {counts.shape}")
+        self.expandos["count"] = counts
 
     # -- construction ---------------------------------------------------------------------
 
@@ -147,16 +204,21 @@ class KeyedVectors:
     def load(
         cls,
         path: str | os.PathLike,
+        mmap: str | None = None,
         *,
         binary: bool | None = None,
         limit: int | None = None,
         no_header: bool | None = None,
+        encoding: str = "utf-8",
+        unicode_errors: str = "strict",
     ) -> KeyedVectors:
         """From a zoo model file (``zoo.save`` of an embedder), a zoo vectors file
-        (`zoo.vectors.zoo_file`), a file in a format an installed plugin reads (a fastText
-        ``.bin`` model, say: `zoo.vectors.extensions`), or a word2vec text/binary or GloVe
-        text file (each told apart by its first bytes); or the name ``NAME.TAG`` of one in the
-        model store (``zoo import``) when no file has that path."""
+        (`zoo.vectors.zoo_file`, which `save` writes), a file in a format an installed plugin
+        reads (a fastText ``.bin`` model, say: `zoo.vectors.extensions`), or a word2vec
+        text/binary or GloVe text file (each told apart by its first bytes); or the name
+        ``NAME.TAG`` of one in the model store (``zoo import``) when no file has that path.
+        `mmap` (gensim's memory-mapping) is accepted; the vectors are read into memory. `encoding`
+        and `unicode_errors` decode the words of word2vec and GloVe files."""
         from zoo.building.locate import locate
         from zoo.vectors.extensions import read_format, sniff
 
@@ -173,38 +235,269 @@ class KeyedVectors:
         plugged = sniff(path)
         if plugged is not None:
             return read_format(path, plugged.name, limit=limit)
-        return cls.load_word2vec_format(path, binary=binary, limit=limit, no_header=no_header)
+        return cls.load_word2vec_format(path, None, binary, encoding, unicode_errors, limit=limit, no_header=no_header)
+
+    def save(self, fname: str | os.PathLike, *args: Any, **kwargs: Any) -> Path:
+        """Write a zoo vectors file (safetensors: words, vectors, counts and subwords; data, never
+        a pickle) that `load` reads back. gensim's pickling options (`separately`, `sep_limit`,
+        `ignore`, `pickle_protocol`) are accepted and have nothing to do."""
+        from zoo.vectors.zoo_file import write_vectors
+
+        return write_vectors(self, fname)
 
     @classmethod
     def load_word2vec_format(
         cls,
-        path: str | os.PathLike,
-        *,
+        fname: str | os.PathLike,
+        fvocab: str | os.PathLike | None = None,
         binary: bool | None = None,
-        limit: int | None = None,
         encoding: str = "utf-8",
         unicode_errors: str = "strict",
+        limit: int | None = None,
+        datatype: Any = np.float32,
         no_header: bool | None = None,
     ) -> KeyedVectors:
-        """Read a word2vec text or binary file, or a GloVe text file (``no_header=True``, or
-        None to detect it; the format is detected when `binary` is None)."""
+        """Read a word2vec text or binary file, or a GloVe text file, in gensim's argument order.
+
+        `binary` None detects the format and `no_header` None tells a file without the
+        ``<count> <dim>`` line (GloVe's) from the first lines. `fvocab`: word counts from a
+        ``word count`` file (word2vec.c's ``-save-vocab``); a word it lacks counts 0. Without
+        it, ``get_vecattr(word, "count")`` answers as gensim: the number of words from that word's
+        row to the end. `datatype` is the vectors' float type. A truncated file raises
+        `zoo.errors.TruncatedFileError`, which is also an `EOFError`.
+        """
         words, vectors = read_word2vec(
-            path, binary=binary, limit=limit, encoding=encoding, unicode_errors=unicode_errors, no_header=no_header
+            fname, binary=binary, limit=limit, encoding=encoding, unicode_errors=unicode_errors, no_header=no_header
         )
-        return cls(words, vectors)
+        counts = None if fvocab is None else _read_fvocab(fvocab, words, encoding, unicode_errors)
+        return cls(words, vectors, counts=counts, dtype=datatype)
 
     def save_word2vec_format(
-        self, path: str | os.PathLike, *, binary: bool = False, write_header: bool = True, prefix: str = ""
+        self,
+        fname: str | os.PathLike,
+        fvocab: str | os.PathLike | None = None,
+        binary: bool = False,
+        total_vec: int | None = None,
+        write_header: bool = True,
+        prefix: str = "",
+        append: bool = False,
+        sort_attr: str = "count",
     ) -> Path:
-        """Write the word2vec text (or binary) format, byte-identical to gensim's writer."""
+        """Write the word2vec text (or binary) format, byte-identical to gensim's writer, in gensim's
+        argument order: rows in descending order of the `sort_attr` attribute (ties and vectors
+        without counts: row order), `fvocab` a ``word count`` file beside (word2vec.c's
+        ``-save-vocab``), `total_vec` the header's count, `append` to add to `fname`."""
+        if sort_attr in self.expandos:
+            values = self.expandos[sort_attr]
+            order = sorted(self.key_to_index.values(), key=lambda i: -values[i])
+        elif sort_attr == "count" or fvocab is None:
+            order = list(self.key_to_index.values())
+        else:
+            raise DataError(f"cannot write a vocabulary by {sort_attr!r}: the vectors have no such attribute")
+        if len(order) != len(self):
+            raise DataError(f"{len(self) - len(order)} rows have no key yet: fill them (add_vector) before saving")
+        words = [self.index_to_key[i] for i in order]
+        if fvocab is not None:
+            with open(fvocab, "ab" if append else "wb") as out:
+                for i, word in zip(order, words, strict=True):
+                    out.write(f"{prefix}{word} {self.get_vecattr(i, sort_attr)}\n".encode())
         return write_word2vec(
-            path, self.index_to_key, self.vectors, binary=binary, write_header=write_header, prefix=prefix
+            fname,
+            [str(w) for w in words],
+            self.vectors[order],
+            binary=binary,
+            write_header=write_header,
+            prefix=prefix,
+            total_vec=total_vec,
+            append=append,
         )
+
+    def intersect_word2vec_format(
+        self,
+        fname: str | os.PathLike,
+        lockf: float = 0.0,
+        binary: bool | None = None,
+        encoding: str = "utf-8",
+        unicode_errors: str = "strict",
+    ) -> None:
+        """Take the vectors of a word2vec file for the words both hold (no word is added); the
+        file's dimension must be this table's. `lockf` (gensim's training lock) has nothing to lock here."""
+        other = KeyedVectors.load(fname, binary=binary, encoding=encoding, unicode_errors=unicode_errors)
+        if other.vector_size != self.vector_size:
+            raise DataError(f"{fname} holds vectors of dimension {other.vector_size}, these {self.vector_size}")
+        rows = [(self.key_to_index[w], i) for i, w in enumerate(other.index_to_key) if w in self.key_to_index]
+        if rows:
+            merged = self.vectors.copy()
+            merged[[mine for mine, _ in rows]] = other.vectors[[theirs for _, theirs in rows]]
+            self._set_vectors(merged)
 
     def restrict(self, limit: int) -> KeyedVectors:
         """A new `KeyedVectors` with the first `limit` words only."""
-        counts = None if self.counts is None else self.counts[:limit]
-        return type(self)(self.index_to_key[:limit], self.vectors[:limit], counts=counts, oov=self.oov)
+        keyed = type(self)(self.index_to_key[:limit], self.vectors[:limit], oov=self.oov, dtype=self.vectors.dtype)
+        keyed.expandos = {attr: values[:limit].copy() for attr, values in self.expandos.items()}
+        return keyed
+
+    def vectors_for_all(
+        self, keys: Iterable[Key], allow_inference: bool = True, copy_vecattrs: bool = False
+    ) -> KeyedVectors:
+        """A new `KeyedVectors` of the distinct `keys` that have a vector (in their order): with
+        `allow_inference`, words the `oov` function gives vectors to as well. `copy_vecattrs` copies
+        the per-word attributes of the words that have them."""
+        chosen: list[Key] = []
+        for key in dict.fromkeys(keys):
+            if self.has_index_for(key) or (allow_inference and self._has_vector(key)):
+                chosen.append(key)
+        vectors = np.stack([self.get_vector(k) for k in chosen]) if chosen else np.zeros((0, self.vector_size))
+        keyed = KeyedVectors(chosen, vectors, dtype=self.vectors.dtype)
+        if copy_vecattrs:
+            for attr, values in self.expandos.items():
+                known = [k for k in chosen if self.has_index_for(k)]
+                if known:
+                    keyed.allocate_vecattrs([attr], [values.dtype])
+                    for key in known:
+                        keyed.set_vecattr(key, attr, values[self.get_index(key)])
+        return keyed
+
+    # -- filling and per-word attributes (gensim's) ----------------------------------------
+
+    def _set_vectors(self, vectors: np.ndarray) -> None:
+        vectors.flags.writeable = False
+        self.vectors = vectors
+        self._norms = self._unit = None
+
+    def add_vectors(self, keys: Key | Sequence[Key], weights: Any, extras: Any = None, replace: bool = False) -> None:
+        """Append `keys` with their vectors (`weights` ``[n, D]``, or ``[D]`` for one key); a key
+        already held keeps its vector unless `replace`. `extras`: ``{attr: [n] values}``."""
+        if _is_key(keys):
+            keys, weights = [keys], np.asarray(weights).reshape(1, -1)
+        keys = list(keys)
+        weights = np.asarray(weights, dtype=self.vectors.dtype)
+        if weights.ndim != 2 or weights.shape != (len(keys), self.vector_size):
+            expected = (len(keys), self.vector_size)
+            raise DataError(f"{len(keys)} keys but vectors of shape {weights.shape}; expected {expected}")
+        extras = {attr: np.asarray(values) for attr, values in (extras or {}).items()}
+        held = np.array([key in self.key_to_index for key in keys], dtype=bool)
+        fresh: list[int] = []
+        for i in np.flatnonzero(~held):
+            if keys[i] not in self.key_to_index:  # a key given twice: its first vector
+                fresh.append(int(i))
+                self.key_to_index[keys[i]] = len(self.index_to_key)
+                self.index_to_key.append(keys[i])
+        vectors = np.concatenate([self.vectors, weights[fresh]])
+        if replace and held.any():
+            vectors[[self.key_to_index[keys[i]] for i in np.flatnonzero(held)]] = weights[held]
+        self._set_vectors(vectors)
+        self.allocate_vecattrs()
+        for attr, values in extras.items():
+            self.allocate_vecattrs([attr], [values.dtype])
+            for i in range(len(keys)):
+                if i in fresh or (replace and held[i]):
+                    self.expandos[attr][self.key_to_index[keys[i]]] = values[i]
+
+    def add_vector(self, key: Key, vector: Any) -> int:
+        """Put one key and its vector ``[D]`` in the next free row of a preallocated table
+        (``KeyedVectors(vector_size, count)``), else append it; returns its row."""
+        index = self.next_index
+        if index >= len(self) or self.index_to_key[index] is not None:
+            index = len(self)
+            self.add_vectors([key], np.asarray(vector).reshape(1, -1))
+        else:
+            vectors = self.vectors.copy()
+            vectors[index] = vector
+            self.index_to_key[index] = key
+            self.key_to_index[key] = index
+            self._set_vectors(vectors)
+        self.next_index = index + 1
+        return index
+
+    def __setitem__(self, keys: Key | list[Key], weights: Any) -> None:
+        """``kv[key] = vector`` or ``kv[[k1, k2]] = [2, D]``: add, or replace what is held."""
+        if not isinstance(keys, list):
+            keys, weights = [keys], np.asarray(weights).reshape(1, -1)
+        self.add_vectors(keys, weights, replace=True)
+
+    def allocate_vecattrs(self, attrs: Sequence[str] | None = None, types: Sequence[Any] | None = None) -> None:
+        """Make each attribute's array as long as the table (new rows 0), creating those named."""
+        if attrs is None:
+            attrs, types = list(self.expandos), [values.dtype for values in self.expandos.values()]
+        for attr, kind in zip(attrs, types or [], strict=True):
+            kind = np.int64 if kind is int else object if kind is str else kind
+            values = self.expandos.get(attr)
+            if values is None:
+                self.expandos[attr] = np.zeros(len(self), dtype=kind)
+                continue
+            if not np.issubdtype(np.dtype(kind), values.dtype):
+                raise DataError(f"attribute {attr!r} holds {values.dtype}; cannot store {np.dtype(kind)} in it")
+            if len(values) != len(self):
+                grown = np.zeros(len(self), dtype=values.dtype)
+                grown[: min(len(values), len(self))] = values[: len(self)]
+                self.expandos[attr] = grown
+
+    def set_vecattr(self, key: Key, attr: str, val: Any) -> None:
+        """Set `key`'s attribute `attr` (its array is created, of `val`'s type, on first use)."""
+        self.allocate_vecattrs([attr], [type(val)])
+        self.expandos[attr][self.get_index(key)] = val
+
+    def get_vecattr(self, key: Key, attr: str) -> Any:
+        """`key`'s attribute `attr` (``"count"``: its corpus frequency). Vectors read without counts
+        (a word2vec or GloVe file) answer ``"count"`` as gensim: the rows from the key's to the
+        end. An attribute never set raises `UnknownKeyError` (a `KeyError`, as gensim's)."""
+        index = self.get_index(key)
+        if attr in self.expandos:
+            return self.expandos[attr][index]
+        if attr == "count":
+            return len(self) - index
+        raise UnknownKeyError(f"the vectors keep no attribute {attr!r} (they keep {sorted(self.expandos) or 'none'})")
+
+    def sort_by_descending_frequency(self) -> None:
+        """Reorder the rows by descending ``"count"`` (ties: the later row first, as gensim)."""
+        if not len(self):
+            return
+        counts = np.asarray(self._vecattr_all("count"), dtype=np.int64)
+        order = np.lexsort((-np.arange(len(counts)), -counts))
+        self.index_to_key = [self.index_to_key[i] for i in order]
+        self.key_to_index = {w: i for i, w in enumerate(self.index_to_key)}
+        self.expandos = {attr: values[order] for attr, values in self.expandos.items()}
+        self._set_vectors(self.vectors[order])
+
+    def _vecattr_all(self, attr: str) -> np.ndarray:
+        """``[V]`` attribute `attr` of every row (``"count"`` as `get_vecattr` answers it)."""
+        if attr in self.expandos:
+            return self.expandos[attr]
+        return np.array([self.get_vecattr(i, attr) for i in range(len(self))])
+
+    def resize_vectors(self, seed: int = 0) -> None:
+        """Make the vectors as many as the keys: rows added are drawn uniform in ``±1/D`` from
+        `seed` (gensim's range), rows kept stay."""
+        extra = len(self) - len(self.vectors)
+        rows = self.vectors[: len(self)]
+        if extra > 0:
+            drawn = np.random.default_rng(seed).uniform(-1, 1, (extra, self.vector_size)) / self.vector_size
+            rows = np.concatenate([rows, drawn.astype(self.vectors.dtype)])
+        self._set_vectors(np.array(rows))
+        self.allocate_vecattrs()
+
+    def unit_normalize_all(self) -> None:
+        """Scale every row to unit length, for good (zero rows stay zero)."""
+        self._set_vectors(np.array(self.unit_vectors))
+
+    def init_sims(self, replace: bool = False) -> None:
+        """gensim's older `fill_norms`; `replace` scales the rows to unit length for good."""
+        self.fill_norms()
+        if replace:
+            self.unit_normalize_all()
+
+    def word_vec(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        """gensim 3's name for `get_vector`."""
+        return self.get_vector(*args, **kwargs)
+
+    def words_closer_than(self, word1: Key, word2: Key) -> list[str]:
+        """gensim 3's name for `closer_than`."""
+        return self.closer_than(word1, word2)
+
+    vocab = _removed("vocab", "key_to_index, index_to_key and get_vecattr(key, 'count')")
+    index2word = index2entity = _removed("index2word", "index_to_key")
+    vectors_norm = _removed("vectors_norm", "get_normed_vectors()")
 
     # -- lookup ---------------------------------------------------------------------------
 
@@ -277,14 +570,6 @@ class KeyedVectors:
         """True for a vocabulary word or a row number in range."""
         return _is_key(key) and self.get_index(key, -1) >= 0
 
-    def get_vecattr(self, key: Key, attr: str) -> int:
-        """gensim's per-word attribute; zoo keeps one, ``"count"`` (the corpus frequency)."""
-        if attr != "count":
-            raise DataError(f"KeyedVectors keeps one attribute per word, 'count'; got {attr!r}")
-        if self.counts is None:
-            raise DataError("these vectors carry no counts (a word2vec or GloVe file has none)")
-        return int(self.counts[self.get_index(key)])
-
     def get_vector(self, key: Key, norm: bool = False) -> np.ndarray:
         """The vector ``[D]`` of `key` (a word or a row number; unit length with `norm`).
 
@@ -347,11 +632,11 @@ class KeyedVectors:
         """A vocabulary word or row, or any word when an `oov` function supplies vectors."""
         return self.has_index_for(key) or (isinstance(key, str) and self.oov is not None)
 
-    def _missing(self, key: object) -> KeyError:
+    def _missing(self, key: object) -> UnknownKeyError:
         hint = close_matches(key, self._near(key)) if isinstance(key, str) else ""
         if _is_int(key):
             hint = f" (rows are numbered 0 to {len(self) - 1})"
-        return KeyError(f"Key '{key}' not present: not in the vocabulary of {len(self)} words.{hint}")
+        return UnknownKeyError(f"Key '{key}' not present: not in the vocabulary of {len(self)} words.{hint}")
 
     def _near(self, word: str) -> list[str]:
         head = self.index_to_key[:50000]
@@ -429,7 +714,8 @@ class KeyedVectors:
 
         Words enter as unit vectors, raw vectors as they are (as gensim); at least one
         positive term is needed. ε is gensim's 1e-6 (Levy & Goldberg used 1e-3).
-        `restrict_vocab` searches only the first words (gensim ignores it here).
+        `restrict_vocab` is accepted and, as in gensim 4, ignored: every row is searched, and
+        `topn=None` returns the ``[V]`` scores of all of them.
         """
         if _is_int(topn) and topn < 1:
             return []
@@ -439,11 +725,10 @@ class KeyedVectors:
         if not positive:
             raise DataError("most_similar_cosmul needs at least one positive word or vector")
         inputs = {self.get_index(t) for t in positive + negative if self.has_index_for(t)}
-        end = restrict_vocab or len(self)
 
         def shifted(term: Key | np.ndarray) -> np.ndarray:
             vector = term if isinstance(term, np.ndarray) else self.get_vector(term, norm=True)
-            return (1.0 + self._row_dots(vector, end)) / 2.0
+            return (1.0 + self._row_dots(vector)) / 2.0
 
         numerator = np.prod([shifted(t) for t in positive], axis=0)
         denominator = np.prod([shifted(t) for t in negative], axis=0)  # no negatives: float64 1.0, as gensim
@@ -463,8 +748,11 @@ class KeyedVectors:
         return self.most_similar(positive=[np.asarray(vector, np.float32)], topn=topn, restrict_vocab=restrict_vocab)
 
     def similarity(self, w1: Key, w2: Key) -> float:
-        """Cosine similarity of two words."""
-        return float(np.dot(self.get_vector(w1, norm=True), self.get_vector(w2, norm=True)))
+        """Cosine similarity of two words (exactly 1.0 for a word and itself)."""
+        first, second = self.get_vector(w1, norm=True), self.get_vector(w2, norm=True)
+        if np.array_equal(first, second) and first.any():
+            return 1.0
+        return float(np.dot(first, second))
 
     def n_similarity(self, ws1: Sequence[Key], ws2: Sequence[Key]) -> float:
         """Cosine similarity of the means of two sets of words (raw vectors averaged, then

@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-from zoo.errors import DataError
+from zoo.errors import DataError, TruncatedFileError
 
 __all__ = ["CORRUPT_GZIP", "MAX_WORD_BYTES", "corrupt_gzip", "decode_word", "open_binary"]
 
@@ -31,8 +31,13 @@ def open_binary(path: Path, what: str) -> BinaryIO:
 
 
 def corrupt_gzip(path: Path, error: BaseException) -> DataError:
-    """The `DataError` for a gzip stream that ended or broke while reading `path`."""
-    return DataError(
+    """The `DataError` for a gzip stream that ended or broke while reading `path` (a
+    `TruncatedFileError`, which is also an `EOFError`, for one that ended); a file that ended
+    before its header's count keeps its own error."""
+    if isinstance(error, TruncatedFileError):
+        return error
+    kind = TruncatedFileError if isinstance(error, EOFError) else DataError
+    return kind(
         f"{path}: the gzip stream is truncated or corrupt ({error}); "
         "the file was probably cut short while downloading or copying: fetch or compress it again"
     )
