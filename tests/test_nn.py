@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.nn import top_k, uniform_rows
+from zoo.nn import argmax, top_k, uniform_rows
 
 
 def test_uniform_rows_fills_every_row_within_bounds_and_repeats_for_a_key():
@@ -50,3 +50,21 @@ def test_top_k_is_lax_top_k_ties_and_infinities_included(n, k):
     expected_values, expected_indices = jax.lax.top_k(x, k)
     np.testing.assert_array_equal(np.asarray(values), np.asarray(expected_values))
     np.testing.assert_array_equal(np.asarray(indices), np.asarray(expected_indices))
+
+
+@pytest.mark.parametrize("n", [1000, 7, 1])
+def test_argmax_is_max_and_jnp_argmax_ties_infinities_and_nans_included(n):
+    rng = np.random.default_rng(n)
+    rows = [
+        rng.normal(size=n),
+        rng.integers(-2, 2, n).astype(float),  # ties: the lower index must win
+        np.where(rng.random(n) < 0.9, -np.inf, rng.normal(size=n)),
+        np.full(n, -np.inf),
+        np.where(np.arange(n) == n // 2, np.nan, rng.normal(size=n)),  # a NaN counts as the largest
+    ]
+    x = jnp.asarray(np.stack(rows).astype(np.float32))
+    values, indices = jax.jit(argmax)(x)
+    expected = jnp.argmax(x, axis=-1)
+    np.testing.assert_array_equal(np.asarray(indices), np.asarray(expected))
+    np.testing.assert_array_equal(np.asarray(values), np.asarray(jnp.take_along_axis(x, expected[:, None], -1)[:, 0]))
+    assert indices.dtype == jnp.int32

@@ -14,7 +14,7 @@ The names, by job:
 - contracts: the interfaces and their outputs (`zoo.interfaces`), the kinds and
   the capabilities the command line checks;
 - declaring a plugin: `CataloguePlugin`, `hookimpl`, `ModelSpec`, `argument_type`;
-- building blocks: `dropout`, `masked_softmax`, `run_cell`, `scalar_mix`, `top_k`,
+- building blocks: `argmax`, `dropout`, `masked_softmax`, `run_cell`, `scalar_mix`, `top_k`,
   `uniform_rows` (`zoo.nn`);
 - data: vocabularies, batches, reading text files, tokenizers, characters,
   co-occurrence counts;
@@ -79,7 +79,7 @@ _EXPORTS: dict[str, str] = {
     # building blocks
     **{
         name: f"zoo.nn:{name}"
-        for name in ("dropout", "masked_softmax", "run_cell", "scalar_mix", "top_k", "uniform_rows")
+        for name in ("argmax", "dropout", "masked_softmax", "run_cell", "scalar_mix", "top_k", "uniform_rows")
     },
     # data
     "Vocab": "zoo.data.vocab:Vocab",

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import PRNGKeyArray, PyTree
 
-from zoo.plugin_api import DecoderStrategy, Hypotheses, StepFn
+from zoo.plugin_api import DecoderStrategy, Hypotheses, StepFn, argmax
 
 __all__ = ["GreedySearch"]
 
@@ -52,8 +52,8 @@ class GreedySearch(DecoderStrategy):
             logits, state = step_fn(token, state)
             logp = jax.nn.log_softmax(logits.astype(jnp.float32))
             logp = jnp.where((jnp.arange(logp.shape[0]) == eos) & (t + 1 < self.min_length), -jnp.inf, logp)
-            chosen = jnp.argmax(logp).astype(jnp.int32)
-            return t + 1, chosen, state, tokens.at[t].set(chosen), score + logp[chosen], chosen == eos
+            best, chosen = argmax(logp)  # best is logp[chosen]
+            return t + 1, chosen, state, tokens.at[t].set(chosen), score + best, chosen == eos
 
         init = (jnp.int32(0), jnp.int32(bos), init_state, tokens, jnp.float32(0.0), jnp.bool_(False))
         length, _, _, tokens, score, _ = jax.lax.while_loop(cond, body, init)

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, PRNGKeyArray, PyTree
 
-from zoo.plugin_api import DecoderStrategy, Hypotheses, StepFn
+from zoo.plugin_api import DecoderStrategy, Hypotheses, StepFn, argmax
 
 __all__ = ["Sampling", "truncate_logits"]
 
@@ -114,7 +114,7 @@ class Sampling(DecoderStrategy):
 
     def _choose(self, logits: Array, key: PRNGKeyArray) -> Array:
         if self.temperature == 0.0:
-            return jnp.argmax(logits).astype(jnp.int32)
+            return argmax(logits)[1]
         # a suppressed eos (log-probability -inf) scales to the same finite floor as a truncated token
         scaled = jnp.maximum(logits / self.temperature, jnp.finfo(jnp.float32).min)
         return jax.random.categorical(key, truncate_logits(scaled, self.top_k, self.top_p)).astype(jnp.int32)

@@ -164,14 +164,18 @@ class RecurrentDecoder(Decoder):
             x = cell.output(new[-1])
         return x, tuple(new)
 
+    def _own_weight(self) -> Float[Array, "hidden hidden"]:
+        """``W_cs``: the top state's half of the attentional layer."""
+        return self.combine.weight[:, self.combine.weight.shape[1] - self.hidden_size :]
+
     def _readout(
-        self, hidden: Array, context: Array | None, key: PRNGKeyArray | None, *, premixed: bool = False
+        self, hidden: Array, context: Array | None, key: PRNGKeyArray | None, *, premixed: Array | None = None
     ) -> Array:
         """Logits from top states ``[..., hidden]`` and contexts ``[..., context_size]`` (``[..., hidden]``,
-        already through ``W_cc``, where they come from `search_memory`'s premixed values)."""
-        if premixed:
-            own = self.combine.weight[:, self.combine.weight.shape[1] - self.hidden_size :]
-            hidden = jnp.tanh(context + hidden @ own.T + self.combine.bias)
+        already through ``W_cc``, where they come from `search_memory`'s premixed values; `premixed`
+        is then ``W_cs``, sliced once outside the search loop rather than once a step)."""
+        if premixed is not None:
+            hidden = jnp.tanh(context + hidden @ premixed.T + self.combine.bias)
         elif self.combine is not None:
             joined = jnp.concatenate([context, hidden], axis=-1)
             hidden = jnp.tanh(joined @ self.combine.weight.T + self.combine.bias)
@@ -199,7 +203,7 @@ class RecurrentDecoder(Decoder):
         k_layers: PRNGKeyArray | None = None,
         k_out: PRNGKeyArray | None = None,
         *,
-        premixed: bool = False,
+        premixed: Array | None = None,
     ) -> tuple[Array, tuple]:
         """`step` after the first layer's input projection."""
         hidden, state = self._layers(projected, state, k_layers)
@@ -224,7 +228,7 @@ class RecurrentDecoder(Decoder):
             project = lambda token: table[token]
         else:
             project = lambda token: first.project(self.embedder(token[None])[0])
-        premixed = self._premixes
+        premixed = self._own_weight() if self._premixes else None
 
         def step(token: Array, state: tuple, memory: Memory) -> tuple[Array, tuple]:
             return self._step_projected(project(token), state, memory, None, premixed=premixed)
