@@ -26,8 +26,9 @@ Arguments of `run_kit` (keyword-only after `tmp_path`):
   ``"strategy"``, ...), for the generated table.
 - `factory`: ``"module:Class"`` or the class itself; the module must be importable (``tests/`` is
   on `sys.path`, so ``"kit_mutants_components:CachesKeys"`` works), or one of `modules`.
-- `params`, `test`, `domains`: the table's ``params``, ``test`` and ``domains`` (dicts of numbers,
-  strings and booleans; domains as strings such as ``"(0, inf)"``).
+- `params`, `test`, `domains`, `roles`: the table's ``params``, ``test``, ``domains`` and ``roles``
+  (dicts of numbers, strings and booleans; domains as strings such as ``"(0, inf)"``; roles as
+  ``{role: param}``).
 - `tables`: the plugin's whole TOML instead of the generated ``[components.NAME]`` table (e.g. an
   ``[architectures.NAME]`` table for a model mutant); `kind`, `params`, `test`, `domains` are then unused.
 - `modules`: ``{module name: source}`` written into the site (importable while the kit runs), for
@@ -53,7 +54,7 @@ It returns a `KitRun`:
   (that line: ``"zoo conformance kit: N checks passed, ..."``).
 
 The pieces, for a test that runs the kit some other way (``zoo check`` in-process, say):
-`component_table(name, kind, factory, params=, test=, domains=)` gives the TOML of one component;
+`component_table(name, kind, factory, params=, test=, domains=, roles=)` gives the TOML of one component;
 `install_plugin(site, name, tables, modules=, prelude=)` writes the distribution;
 `isolated_site(site)` is the context `run_kit` runs the kit in.
 """
@@ -193,7 +194,7 @@ def _factory_path(factory: str | type) -> str:
 
 
 def component_table(
-    name: str, kind: str, factory: str | type, *, params=None, test=None, domains=None, summary: str = ""
+    name: str, kind: str, factory: str | type, *, params=None, test=None, domains=None, roles=None, summary: str = ""
 ) -> str:
     """The TOML of one ``[components.NAME]`` table."""
     lines = [
@@ -202,7 +203,7 @@ def component_table(
         f"factory = {_toml_value(_factory_path(factory))}",
         f"summary = {_toml_value(summary or f'{name}, a {kind} under test')}",
     ]
-    for key, value in (("params", params), ("domains", domains), ("test", test)):
+    for key, value in (("params", params), ("domains", domains), ("roles", roles), ("test", test)):
         if value:
             lines.append(f"{key} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
@@ -239,6 +240,7 @@ def run_kit(
     params: dict | None = None,
     test: dict | None = None,
     domains: dict | None = None,
+    roles: dict | None = None,
     tables: str | None = None,
     modules: dict[str, str] | None = None,
     prelude: str = "",
@@ -249,7 +251,7 @@ def run_kit(
     if tables is None:
         if factory is None:
             raise TypeError("run_kit needs a factory or the plugin's tables")
-        tables = component_table(name, kind, factory, params=params, test=test, domains=domains)
+        tables = component_table(name, kind, factory, params=params, test=test, domains=domains, roles=roles)
     site = tmp_path / "site"
     install_plugin(site, name, tables, modules=modules, prelude=prelude)
     (tmp_path / "kit.ini").write_text("[pytest]\n", encoding="utf-8")

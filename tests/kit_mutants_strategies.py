@@ -25,8 +25,11 @@ __all__ = [
     "IgnoresMinLength",
     "KeyFromNumpy",
     "LetsKPlusOneFinish",
+    "NucleusNamedP",
+    "NucleusNamedPIgnored",
     "NucleusDropsTheCrossingToken",
     "RepeatsTheBest",
+    "ReusesTheKeyAtEachStep",
     "SamplesAtZeroTemperature",
     "StopsWhenTheTopBeamEnds",
     "UnsortedSamples",
@@ -173,3 +176,46 @@ class CountsLengthWithoutEos(BeamSearch):
         all_lengths = jnp.concatenate([beam.done_lengths, jnp.where(finishing, length, 0)])
         kept_scores, kept = jax.lax.top_k(all_scores, self.beam_size)
         return all_tokens[kept], kept_scores, all_lengths[kept]
+
+
+class ReusesTheKeyAtEachStep(Sampling):
+    """Draws every step of a sample with that sample's one key (never split): on a model whose
+    steps are alike, each row repeats its first token."""
+
+    def _draw(self, step_fn, init_state, bos, eos, pad, key):
+        def cond(carry):
+            t, _, _, _, _, finished = carry
+            return (t < self.max_length) & ~finished
+
+        def body(carry):
+            t, token, state, tokens, score, _ = carry
+            logits, state = step_fn(token, state)
+            logp = jax.nn.log_softmax(logits.astype(jnp.float32))
+            logp = jnp.where((jnp.arange(logp.shape[0]) == eos) & (t + 1 < self.min_length), -jnp.inf, logp)
+            chosen = self._choose(logp, key)  # MUTATION: the same key at every step
+            return t + 1, chosen, state, tokens.at[t].set(chosen), score + logp[chosen], chosen == eos
+
+        tokens = jnp.full((self.max_length,), pad, dtype=jnp.int32)
+        init = (jnp.int32(0), jnp.int32(bos), init_state, tokens, jnp.float32(0.0), jnp.bool_(False))
+        length, _, _, tokens, score, _ = jax.lax.while_loop(cond, body, init)
+        return tokens, score, length
+
+
+class NucleusNamedP(Sampling):
+    """Control: `sample` with its nucleus parameter named `p` (a correct sampler)."""
+
+    def __init__(self, *, temperature=1.0, top_k=0, p=1.0, num_samples=1, max_length=50, min_length=0):
+        super().__init__(
+            temperature=temperature, top_k=top_k, top_p=p, num_samples=num_samples,
+            max_length=max_length, min_length=min_length,
+        )  # fmt: skip
+
+
+class NucleusNamedPIgnored(Sampling):
+    """A nucleus sampler whose `p` does nothing: it never truncates by mass."""
+
+    def __init__(self, *, temperature=1.0, top_k=0, p=1.0, num_samples=1, max_length=50, min_length=0):
+        super().__init__(
+            temperature=temperature, top_k=top_k, top_p=1.0, num_samples=num_samples,
+            max_length=max_length, min_length=min_length,
+        )  # fmt: skip

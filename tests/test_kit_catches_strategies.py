@@ -41,18 +41,30 @@ MUTANTS = [
      ["exact search", "alpha=0.7"]),
     ("SamplesAtZeroTemperature", "sample", "TestSamplers::test_temperature_to_zero_equals_greedy",
      ["temperature 0 equals greedy", "position"]),
-    ("FixedKey", "sample", "TestSamplers::test_key_decides_the_draw", ["the key decides the draw"]),
+    ("FixedKey", "sample", "TestStrategies::test_the_key_decides_the_draw", ["the key decides the draw"]),
+    ("ReusesTheKeyAtEachStep", "sample", "TestStrategies::test_draws_at_different_steps_are_independent",
+     ["independent draws at every step", "repeat one token"]),
     ("DrawsSharper", "sample", "TestSamplers::test_draws_follow_the_distribution", ["draws follow the distribution"]),
     ("NucleusDropsTheCrossingToken", "sample", "TestSamplers::test_truncation_keeps_only_the_head",
      ["truncation keeps only the head", "top_p"]),
 ]  # fmt: skip
 LATER = [m for m in MUTANTS if not m[2].startswith("TestStrategies::")]
 
+# a nucleus sampler whose truncation parameter is named `p`: caught when its table declares the role,
+# and its truncation check skips (saying why, never passing) when the table does not
+RENAMED = {
+    "params": {"temperature": 1.0, "top_k": 0, "p": 1.0, "num_samples": 1, "max_length": 50, "min_length": 0},
+    "domains": {"temperature": "[0, inf)", "top_k": "[0, inf)", "p": "(0, 1]", "num_samples": "[1, inf)",
+                "max_length": "[1, 100000]", "min_length": "[0, inf)"},
+    "test": {"num_samples": 3, "top_k": 5, "p": 0.9, "max_length": 6},
+}  # fmt: skip
+RENAMED_ROLES = {"temperature": "temperature", "top_k": "top_k", "num_samples": "num_samples"}
+
 
 def _table(builtin: str) -> dict:
     """The built-in's params, test params and domains, for a copy to register as its own."""
     table = tomllib.loads(catalogue_path().read_text(encoding="utf-8"))["components"][builtin]
-    return {key: table[key] for key in ("params", "test", "domains")}
+    return {key: table.get(key) for key in ("params", "test", "domains", "roles")}
 
 
 def _assert_caught(tmp_path, mutant: str, builtin: str, check: str, words: list[str], classes: list[str]) -> None:
@@ -98,3 +110,34 @@ def test_an_unchanged_copy_passes(tmp_path, builtin):
     for check in [check for _, b, check, _ in MUTANTS if b == builtin]:  # each passes, in every parametrization
         outcomes = [o.outcome for o in run if o.is_named(check)]
         assert outcomes and set(outcomes) == {"passed"}, f"{check}: {outcomes}\n{run.table()}"
+
+
+def _renamed(tmp_path, mutant: str, roles: dict, select: str = "TestComponents or TestSamplers"):
+    return run_kit(
+        tmp_path,
+        name=f"kit-{mutant.lower()}",
+        kind="strategy",
+        factory=f"kit_mutants_strategies:{mutant}",
+        select=select,
+        roles=roles,
+        **RENAMED,
+    )
+
+
+def test_the_kit_catches_a_truncation_parameter_that_does_nothing_by_its_declared_role(tmp_path):
+    run = _renamed(tmp_path, "NucleusNamedPIgnored", {**RENAMED_ROLES, "top_p": "p"})
+    run.assert_caught("TestSamplers::test_truncation_keeps_only_the_head", "truncation keeps only the head", "p=0.75")
+
+
+@pytest.mark.slow
+def test_a_correct_renamed_truncation_parameter_passes_by_its_declared_role(tmp_path):
+    run = _renamed(tmp_path, "NucleusNamedP", {**RENAMED_ROLES, "top_p": "p"})
+    run.assert_passes()
+    assert run.check("test_truncation_keeps_only_the_head").outcome == "passed", run.table()
+
+
+def test_an_undeclared_truncation_role_is_skipped_with_its_reason_not_passed(tmp_path):
+    roles = {"temperature": "temperature", "num_samples": "num_samples"}
+    run = _renamed(tmp_path, "NucleusNamedPIgnored", roles, select="test_truncation_keeps_only_the_head")
+    outcome = run.check("test_truncation_keeps_only_the_head")
+    assert outcome.outcome == "skipped" and 'roles = { top_p = "p" }' in outcome.message, run.table()

@@ -224,3 +224,17 @@ def test_a_name_claimed_twice_is_contested():
 def test_malformed_tables_are_rejected_with_the_key(toml, message):
     with pytest.raises(RegistryError, match=message):
         read_tables(toml, plugin="p")
+
+
+def test_roles_name_a_known_role_of_the_kind_played_by_one_of_its_params():
+    from zoo.naming.tables import read_tables
+
+    base = '[components.x]\nkind = "strategy"\nfactory = "m:X"\nparams = { p = 1.0 }\n'
+    assert read_tables(base + 'roles = { top_p = "p" }\n', plugin="x").components["x"].roles == {"top_p": "p"}
+    with pytest.raises(RegistryError, match=r"components.x.roles: unknown role 'top_q' for a strategy.*top_p"):
+        read_tables(base + 'roles = { top_q = "p" }\n', plugin="x")
+    with pytest.raises(RegistryError, match=r"components.x.roles.top_p: 'q' is not in params"):
+        read_tables(base + 'roles = { top_p = "q" }\n', plugin="x")
+    cell = base.replace('"strategy"', '"cell"')
+    with pytest.raises(RegistryError, match=r"unknown role 'top_p' for a cell; roles: dropout"):
+        read_tables(cell + 'roles = { top_p = "p" }\n', plugin="x")

@@ -452,7 +452,13 @@ class DecoderStrategy(eqx.Module):
     sorted best first (``test_scores_sorted_best_first``); `min_length`
     (``test_min_length_is_respected``); the same rows for the same inputs and key
     (``test_same_inputs_same_outputs``); jit and vmap change nothing (``test_eager_matches_jit``,
-    ``test_batch_size_invariance``). A strategy declaring ``beam_size`` (`zoo.testing.WidthSearchTests`):
+    ``test_batch_size_invariance``); on a fair coin at every step, different keys draw different
+    rows (``test_the_key_decides_the_draw``) and each step, and each hypothesis of one call, is
+    an independent draw (``test_draws_at_different_steps_are_independent``); a strategy that
+    draws nothing skips these two, unless its table declares a sampler's role. Roles are
+    declared in the table (``roles = { top_p = "p" }``, `zoo.naming.tables.ROLES`), never
+    guessed from names; a class whose role a strategy does not declare skips, saying so.
+    A strategy declaring the ``beam_size`` role (`zoo.testing.WidthSearchTests`):
     width 1 with ``alpha = 0`` is greedy exactly, tokens, length and score, also where a
     second finishing candidate would beat greedy (``test_width_one_without_length_penalty_equals_greedy``);
     ``n_best`` rows sorted and distinct (``test_n_best_sorted_and_distinct``); a width-2
@@ -460,10 +466,9 @@ class DecoderStrategy(eqx.Module):
     while a longer hypothesis can still win under length normalisation
     (``test_length_penalty_stopping_case``); a width covering every prefix returns exactly
     the n best of exhaustive search, scores ``log P(y) / |y|^alpha``
-    (``test_width_covering_every_prefix_is_exact``). A strategy declaring ``temperature``
-    (`zoo.testing.SamplerTests`): temperature 0 and -> 0 are greedy exactly
-    (``test_temperature_to_zero_equals_greedy``); the key decides the draw
-    (``test_key_decides_the_draw``); draws follow the model's distribution
+    (``test_width_covering_every_prefix_is_exact``). A strategy declaring the ``temperature``
+    role (`zoo.testing.SamplerTests`): temperature 0 and -> 0 are greedy exactly
+    (``test_temperature_to_zero_equals_greedy``); draws follow the model's distribution
     (``test_draws_follow_the_distribution``) and ``top_k``/``top_p`` keep only the head
     (``test_truncation_keeps_only_the_head``).
     """

@@ -2,8 +2,10 @@
 
 A table file has three sections::
 
-    [components.<name>]     kind, factory ("module:attr"), plugin, params, domains, test, summary, paper
-    [architectures.<name>]  factory, plugin, slots, params, domains, vocabularies, recipe, test, summary
+    [components.<name>]     kind, factory ("module:attr"), plugin, params, domains, roles, test, summary,
+                            paper
+    [architectures.<name>]  factory, plugin, slots, params, domains, roles, vocabularies, recipe, test,
+                            summary
     [presets.<name>]        base (a model name), params (dotted keys allowed), summary
     [demos.<name>]          run ("module:function"), summary: ``zoo demo <name>``
     [formats.<name>]        codec ("module:attr"), summary, title, magic, suffixes, writable,
@@ -17,7 +19,8 @@ A table file has three sections::
 Slots are declared as ``slot = { kind = "...", default = "...", optional = true }``.
 Architecture `params` may hold a table per slot: defaults for that slot's component.
 `domains` declares the values each hyperparameter of `params` may take (see
-`zoo.naming.domains`); the default and the `test` value must lie in it.
+`zoo.naming.domains`); the default and the `test` value must lie in it. `roles` says which
+hyperparameter plays each role the conformance kit tests (`ROLES`), e.g. ``roles = { top_p = "p" }``.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ class ComponentEntry:
     paper: str = ""
     domains: Mapping[str, Domain] = field(default_factory=dict)
     declared: frozenset[str] = frozenset()  # the params whose domain the table declares
+    roles: Mapping[str, str] = field(default_factory=dict)  # role -> the param that plays it (`ROLES`)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class ArchitectureEntry:
     paper: str = ""
     domains: Mapping[str, Domain] = field(default_factory=dict)
     declared: frozenset[str] = frozenset()  # the params whose domain the table declares
+    roles: Mapping[str, str] = field(default_factory=dict)  # role -> the param that plays it (`ROLES`)
 
     def slot(self, name: str) -> SlotEntry | None:
         return next((s for s in self.slots if s.name == name), None)
@@ -209,9 +214,10 @@ class Tables:
 _SECTIONS = ("components", "architectures", "presets", "demos", *EXTENSION_SECTIONS)
 
 
-_COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "domains", "test", "summary", "paper"}
+_COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "domains", "roles", "test", "summary", "paper"}
 _ARCH_KEYS = {
     "factory",
+    "roles",
     "plugin",
     "slots",
     "params",
@@ -279,6 +285,40 @@ def _domains(
     return domains, frozenset(declared)
 
 
+ROLES: dict[str, tuple[str, ...]] = {
+    "strategy": ("temperature", "top_k", "top_p", "num_samples", "beam_size", "n_best", "alpha", "dropout"),
+    **{kind: ("dropout",) for kind in ("attention", "cell", "decoder", "embedder", "encoder", "architecture")},
+}
+"""The roles a table may give its hyperparameters (``roles = { top_p = "p" }``), by kind
+(``architecture`` for models): what the conformance kit needs to know of a parameter to test
+it (`zoo.testing`); it never guesses a role from a parameter's name.
+
+- ``dropout``: a rate in [0, 1) applied only with a key (``key=None`` is inference).
+- ``temperature``: divides the logits (0: greedy); ``top_k``: keep the k most likely tokens (0:
+  all); ``top_p``: keep the smallest head whose probability reaches p (1: all);
+  ``num_samples``: how many sequences are drawn.
+- ``beam_size``: the search's width; ``n_best``: how many hypotheses it returns; ``alpha``:
+  the length-normalisation exponent of ``score = log P(y) / |y|^alpha`` (0: none).
+"""
+
+
+def _roles(data: Mapping[str, Any], params: Mapping[str, Any], kind: str, where: str) -> dict[str, str]:
+    """The table's ``roles``: each a known role of `kind` played by one of its `params`."""
+    roles = dict(_table(data.get("roles", {}), f"{where}.roles"))
+    for role, param in roles.items():
+        if role not in ROLES[kind]:
+            raise RegistryError(
+                f"{where}.roles: unknown role {role!r} for a {kind}; roles: {', '.join(ROLES[kind])}."
+                + close_matches(role, ROLES[kind])
+            )
+        if not isinstance(param, str) or param not in params:
+            raise RegistryError(
+                f"{where}.roles.{role}: {param!r} is not in params; a role names the hyperparameter that "
+                f'plays it, e.g. roles = {{ {role} = "{next(iter(params), "rate")}" }}; params: {sorted(params)}'
+            )
+    return roles
+
+
 KIND_NAMES = ("attention", "cell", "decoder", "embedder", "encoder", "strategy")
 """The kinds a component may declare: the keys of `zoo.interfaces.KINDS`, here so that reading a
 table needs no JAX (a test holds the two equal)."""
@@ -299,9 +339,10 @@ def _component(name: str, data: Mapping[str, Any], plugin: str | None, src: str)
     params = dict(_table(data.get("params", {}), f"{where}.params"))
     test = dict(_table(data.get("test", {}), f"{where}.test"))
     domains, declared = _domains(data, params, test, where)
+    kind = _check_kind(_check_name(_require(data, "kind", where), where), where)
     return ComponentEntry(
         name=_check_name(name, where),
-        kind=_check_kind(_check_name(_require(data, "kind", where), where), where),
+        kind=kind,
         factory=_require(data, "factory", where),
         plugin=_plugin_of(data, plugin, where),
         params=params,
@@ -310,6 +351,7 @@ def _component(name: str, data: Mapping[str, Any], plugin: str | None, src: str)
         paper=str(data.get("paper", "")),
         domains=domains,
         declared=declared,
+        roles=_roles(data, params, kind, where),
     )
 
 
@@ -358,6 +400,7 @@ def _architecture(name: str, data: Mapping[str, Any], plugin: str | None, src: s
         paper=str(data.get("paper", "")),
         domains=domains,
         declared=declared,
+        roles=_roles(data, params, "architecture", where),
     )
 
 

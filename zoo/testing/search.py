@@ -1,6 +1,8 @@
 """Checks for strategies by the parameters they declare, on constructed step functions.
 
-A strategy's registry ``params`` say what it promises; the checks, in the order they run:
+A strategy's table says which hyperparameter plays which role (``roles = { top_p = "p" }``,
+`zoo.naming.tables.ROLES`); a class whose role it does not declare skips, saying so. The
+checks, in the order they run:
 
 - ``beam_size`` (a width-limited search; with ``n_best`` hypotheses returned and
   ``alpha``, the length-normalisation exponent of ``score = log P(y) / |y|^alpha``):
@@ -12,7 +14,7 @@ A strategy's registry ``params`` say what it promises; the checks, in the order 
   `test_width_covering_every_prefix_is_exact` (the n best sequences of exhaustive search).
 - ``temperature`` (a sampler; ``top_k``/``top_p`` truncation):
   `test_temperature_to_zero_equals_greedy` (temperature 0 and -> 0: greedy's rows and
-  scores); `test_key_decides_the_draw`; `test_draws_follow_the_distribution`;
+  scores); `test_draws_follow_the_distribution`;
   `test_truncation_keeps_only_the_head`.
 
 Rows are compared whole, pads included, and each check asserts that some hypothesis
@@ -157,7 +159,10 @@ def _assert_ended_early(wants: list[Hypotheses], max_length: int, contract: str,
 
 
 class _DeclaredStrategy(ConformanceTests):
-    """Strategies whose registry params include `declares`; others skip."""
+    """Strategies whose table gives some hyperparameter the role `declares` (``roles = { ... }``,
+    `zoo.naming.tables.ROLES`); others skip, saying so. `make(**values)` takes role names (and
+    ``max_length``/``min_length``) and passes each value to the parameter playing that role;
+    a role the strategy does not declare is left at its default."""
 
     zoo_kind: ClassVar[str] = "strategy"
     declares: ClassVar[str] = ""
@@ -166,15 +171,19 @@ class _DeclaredStrategy(ConformanceTests):
     @classmethod
     def entry(cls, registry, zoo_component):
         entry = registry.component(zoo_component)
-        if cls.declares not in entry.params:
-            pytest.skip(f"{zoo_component!r} declares no {cls.declares!r} parameter")
+        if cls.declares not in entry.roles:
+            pytest.skip(
+                f"{zoo_component!r} declares no {cls.declares!r} role: if one of its hyperparameters is that, say "
+                f'so in its table (roles = {{ {cls.declares} = "PARAM" }}) and these checks test it'
+            )
         return entry
 
     @pytest.fixture(scope="class")
     @classmethod
     def make(cls, registry, entry):
-        def make(**params):
-            params = {k: v for k, v in params.items() if k in entry.params}
+        def make(**values):
+            params = {entry.roles[k]: v for k, v in values.items() if k in entry.roles}
+            params |= {k: v for k, v in values.items() if k in ("max_length", "min_length") and k in entry.params}
             return component_spec(entry.name, kind="strategy", registry=registry, **params).build()
 
         return make
@@ -198,8 +207,8 @@ class WidthSearchTests(_DeclaredStrategy):
         _assert_ended_early(wants, 7, contract, entry.name)
 
     def test_n_best_sorted_and_distinct(self, make, entry):
-        if "n_best" not in entry.params:
-            pytest.skip("this search declares no n_best")
+        if "n_best" not in entry.roles:
+            pytest.skip("this search declares no n_best role (it returns one hypothesis)")
         step, states = ending_language_model()
         strategy, contract = make(beam_size=4, n_best=4, max_length=6), "n-best sorted and distinct"
         compared = early = 0
@@ -230,8 +239,8 @@ class WidthSearchTests(_DeclaredStrategy):
 
     def test_length_penalty_stopping_case(self, make, entry):
         # the best beam ends at once (eos 0.55), but a a a eos (0.45 * 0.999^3) wins per token
-        if "alpha" not in entry.params:
-            pytest.skip("this search declares no length normalisation (alpha)")
+        if "alpha" not in entry.roles:
+            pytest.skip("this search declares no alpha role (no length normalisation)")
         step, state = prefix_language_model(
             {(): {EOS: 0.55, A: 0.45}, (A,): {A: 0.999, EOS: 0.001}, (A, A): {A: 0.999, EOS: 0.001}},
             default={EOS: 0.999, A: 0.001},
@@ -249,8 +258,8 @@ class WidthSearchTests(_DeclaredStrategy):
 
     @pytest.mark.parametrize("alpha", [0.0, 0.7, 1.0])
     def test_width_covering_every_prefix_is_exact(self, make, entry, alpha):
-        if alpha and "alpha" not in entry.params:
-            pytest.skip("this search declares no length normalisation (alpha)")
+        if alpha and "alpha" not in entry.roles:
+            pytest.skip("this search declares no alpha role (no length normalisation)")
         max_length, n = 4, 5
         strategy = make(beam_size=3 * 2 ** (max_length - 1), n_best=n, alpha=alpha, max_length=max_length)
         contract, wants = f"exact search at full width (alpha={alpha})", []
@@ -278,12 +287,6 @@ class SamplerTests(_DeclaredStrategy):
             assert_hypotheses_equal(hyps, wants[-1], _at(contract, entry.name, f"input {row}, key {row}"))
         _assert_ended_early(wants, 7, contract, entry.name)
 
-    def test_key_decides_the_draw(self, make, entry):
-        step, states = ending_language_model()
-        strategy = make(temperature=1.0, num_samples=1, top_k=0, top_p=1.0, max_length=6)
-        draws = {tuple(decode(strategy, step, states[0], jax.random.key(i)).tokens[0].tolist()) for i in range(8)}
-        assert len(draws) > 1, _at("the key decides the draw", entry.name, f"input 0: keys 0 to 7 all drew {draws}")
-
     def test_draws_follow_the_distribution(self, make, entry):
         step, state = prefix_language_model({(): {EOS: 0.5, A: 0.3, B: 0.2}}, default={EOS: 1.0})
         strategy = make(temperature=1.0, top_k=0, top_p=1.0, num_samples=1, max_length=2)
@@ -296,16 +299,23 @@ class SamplerTests(_DeclaredStrategy):
         )
 
     def test_truncation_keeps_only_the_head(self, make, entry):
+        roles = [role for role in ("top_k", "top_p") if role in entry.roles]
+        if not roles:
+            pytest.skip(
+                f"{entry.name!r} declares no truncation role (top_k, top_p): if one of its hyperparameters "
+                'truncates, say so in its table, e.g. roles = { top_p = "p" }'
+            )
         step, state = prefix_language_model({(): {EOS: 0.5, A: 0.3, B: 0.2}}, default={EOS: 1.0})
-        for params in ({"top_k": 2}, {"top_p": 0.75}):
-            if not set(params) <= set(entry.params):
+        for role, value in (("top_k", 2), ("top_p", 0.75)):
+            if role not in roles:
                 continue
-            strategy = make(temperature=1.0, num_samples=1, max_length=2, **{"top_k": 0, "top_p": 1.0, **params})
+            strategy = make(temperature=1.0, num_samples=1, max_length=2, **{"top_k": 0, "top_p": 1.0, role: value})
             draw = eqx.filter_jit(
                 jax.vmap(lambda k, s=strategy: s(step, state, bos=BOS, eos=EOS, pad=PAD, key=k).tokens[0, 0])
             )
             first = np.asarray(draw(jax.random.split(jax.random.key(1), 2000)))
-            at = _at("truncation keeps only the head", entry.name, f"{params}, first token")
+            where = f"{entry.roles[role]}={value} (its {role}), first token"
+            at = _at("truncation keeps only the head", entry.name, where)
             assert not np.any(first == B), f"{at}: drew b, outside the head (eos 0.5, a 0.3)"
             eos = float(np.mean(first == EOS))
             assert abs(eos - 0.5 / 0.8) <= 0.04, f"{at}: eos drawn {eos:.3f} of the time, want 0.625 (0.5 / 0.8)"

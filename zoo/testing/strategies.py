@@ -11,6 +11,10 @@ that enforce them, in the order they run:
 - `test_min_length_is_respected`: no eos before `min_length` tokens.
 - `test_same_inputs_same_outputs`: two calls on the same inputs and key return the same rows.
 - `test_eager_matches_jit`, `test_batch_size_invariance`: ``jit`` and ``vmap`` change nothing.
+- `test_the_key_decides_the_draw`, `test_draws_at_different_steps_are_independent`: on
+  `coin_language_model` (a fair coin at every step), different keys draw different rows, and a
+  row's steps (and the hypotheses of one call) are independent draws; a strategy that draws
+  nothing skips them, unless its table declares a sampler's role.
 
 Each runs on `ending_language_model`, where eos becomes likely after a different number of
 steps for each input and each prefix, and asserts that some hypothesis did end before
@@ -90,6 +94,25 @@ def ending_language_model(rate: float = 2.0, delays: tuple[int, ...] = (0, 1, 2,
         return logits + rate * state[-1] * eos, jnp.concatenate([h, state[-1:] + 1.0])
 
     return step, states
+
+
+COIN_STEPS = 6
+
+
+@functools.cache
+def coin_language_model():
+    """A step function whose every step is a fair coin between the two tokens 3 and 4 (eos, pad and
+    bos impossible), whatever the prefix: a sampler's row is ``COIN_STEPS`` independent coin flips.
+
+    **Returns:** ``(step_fn, initial state)``.
+    """
+    with jax.ensure_compile_time_eval():
+        logits = jnp.full((VOCAB,), -1e4).at[3].set(0.0).at[4].set(0.0)
+
+    def step(token, state):
+        return logits, state
+
+    return step, jnp.zeros(())
 
 
 def reference_greedy(step_fn: Callable, state: Any, max_length: int, min_length: int = 0):
@@ -279,6 +302,54 @@ class StrategyTests(ConformanceTests):
         step, states = model
         jitted = decode(strategy, step, states[1], jax.random.key(0))
         assert_trees_close(jitted, eager, atol=1e-4, what=_at("jit equals eager", entry.name, "input 1, key 0"))
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def draws(cls, registry, entry) -> np.ndarray:
+        """Rows drawn on `coin_language_model` with 64 keys ``[key, hypothesis, position]``: the strategy
+        with its `test` values, any temperature it declares at 1 and any truncation it declares off."""
+        neutral = {"temperature": 1.0, "top_k": 0, "top_p": 1.0}
+        params = {**entry.test, **{entry.roles[r]: v for r, v in neutral.items() if r in entry.roles}}
+        params |= {k: v for k, v in (("max_length", COIN_STEPS), ("min_length", 0)) if k in entry.params}
+        strategy = component_spec(entry.name, kind="strategy", registry=registry, **params).build()
+        step, state = coin_language_model()
+        keys = jax.random.split(jax.random.key(5), 64)
+        return np.asarray(decode_batch(strategy, step, jnp.stack([state] * 64), keys).tokens)
+
+    def test_the_key_decides_the_draw(self, entry, draws):
+        """Different keys draw different rows; a strategy that draws nothing (a search) skips, unless
+        its table declares a sampler's role (``temperature``, ``num_samples``): then it ignores its key."""
+        distinct = {call.tobytes() for call in draws}  # what each key drew
+        sampler = [r for r in ("temperature", "num_samples") if r in entry.roles]
+        if len(distinct) == 1 and not sampler:
+            pytest.skip(f"{entry.name!r} draws nothing: 64 keys give the same hypotheses (a search)")
+        assert len(distinct) > 1, _at(
+            "the key decides the draw",
+            entry.name,
+            f"it declares {sampler} (a sampler), but 64 keys all drew {draws[0].tolist()} on a fair coin "
+            "between two tokens: draw from the key given (split it), not from a key of your own",
+        )
+
+    def test_draws_at_different_steps_are_independent(self, entry, draws):
+        """On a fair coin between two tokens, a row's tokens are independent draws: a row of one token
+        repeated (probability 1/32 over 6 steps) must be rare, and so must two hypotheses of one call
+        alike (1/64): a key reused at each step, or for each hypothesis, draws the same token again."""
+        rows = draws.reshape(-1, draws.shape[-1])
+        if len({call.tobytes() for call in draws}) == 1:
+            pytest.skip(f"{entry.name!r} draws nothing: 64 keys give the same hypotheses (a search)")
+        what = _at("independent draws at every step", entry.name, "a fair coin between a and b")
+        constant = float(np.mean(np.all(rows == rows[:, :1], axis=1)))
+        assert constant < 0.25, (
+            f"{what}: {constant:.0%} of {rows.shape[0]} rows repeat one token at all {rows.shape[1]} steps "
+            f"(independent draws: 1/32), e.g. {rows[0].tolist()}; split the key at each step "
+            "(key, draw = jax.random.split(key)) and draw with the new one"
+        )
+        if draws.shape[1] > 1:
+            alike = float(np.mean([np.array_equal(d[0], d[1]) for d in draws]))
+            assert alike < 0.25, (
+                f"{what}: hypotheses 0 and 1 of one call are the same row for {alike:.0%} of 64 keys "
+                "(independent draws: 1/64); give each hypothesis its own key (jax.random.split(key, n))"
+            )
 
     def test_batch_size_invariance(self, strategy, entry, model):
         step, states = model
