@@ -150,8 +150,6 @@ def test_vocabulary_follows_gensims_rules():
         (lambda: Word2Vec(hs=1), "hs"),
         (lambda: Word2Vec(cbow_mean=0), "cbow_mean"),
         (lambda: Word2Vec(null_word=1), "null_word"),
-        (lambda: Word2Vec(trim_rule=lambda word, count, min_count: 0), "trim_rule"),
-        (lambda: Word2Vec(sorted_vocab=0), "sorted_vocab"),
         (lambda: Word2Vec(shrink_windows=False), "shrink_windows"),
         (lambda: Word2Vec(hashfxn=lambda word: 0), "hashfxn"),
         (lambda: Word2Vec(negative=0), "negative"),
@@ -184,8 +182,6 @@ def test_training_calls_refuse_what_they_cannot_do(farm):
     model.build_vocab(farm)
     with pytest.raises(InvalidParameterError, match="word_count"):
         model.train(farm, word_count=10)
-    with pytest.raises(InvalidParameterError, match="trim_rule"):
-        model.build_vocab(farm, trim_rule=lambda *a: 0)
     with pytest.warns(UserWarning, match="total_examples=10 but the corpus has 1500"):
         model.train(farm, total_examples=10, epochs=1)
 

@@ -170,6 +170,7 @@ def fit(
     checkpoint_seconds: float | None = None,
     resume: bool = False,
     on_job: Callable[[Position], None] | None = None,
+    on_job_begin: Callable[[Position], None] | None = None,
     on_epoch_begin: Callable[[int], None] | None = None,
     on_epoch_end: Callable[[dict[str, float], Callable[[], Any]], None] | None = None,
     epochs: int | None = None,
@@ -214,7 +215,8 @@ def fit(
     - `resume`: go on from `checkpoint` if it exists (it must come from the same model
       settings, vocabulary, corpus, `seed`, `job_words` and `streams`); with one thread or JAX the
       result equals a run that was never stopped.
-    - `on_job(position)`: called after each job; `on_epoch_begin(epoch)` before each epoch,
+    - `on_job_begin(position)`: called before each job, `on_job(position)` after it;
+      `on_epoch_begin(epoch)` before each epoch,
       `on_epoch_end(record, current)` after it, ``current()`` giving the model trained so far
       (see `zoo_word2vec.training.run_epochs`).
     - `epochs`, `alpha`, `min_alpha`: this call's passes and learning-rate schedule, in place
@@ -272,6 +274,7 @@ def fit(
             progress=progress,
             description=description or name,
             on_job=on_job,
+            on_job_begin=on_job_begin,
             on_epoch_begin=on_epoch_begin,
             on_epoch_end=on_epoch_end,
             checkpoint=saving,

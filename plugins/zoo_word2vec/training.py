@@ -297,6 +297,7 @@ def run_epochs(
     on_epoch_begin: Callable[[int], None] | None = None,
     on_epoch_end: Callable[[dict[str, float], Callable[[], Any]], None] | None = None,
     on_job: Callable[[Position], None] | None = None,
+    on_job_begin: Callable[[Position], None] | None = None,
     checkpoint: Checkpointing | None = None,
     resume: Resume | None = None,
     log_file: str | os.PathLike | None = None,
@@ -305,6 +306,8 @@ def run_epochs(
 ) -> TrainStats:
     """Train `runner` for `epochs` passes over `corpus`; return the statistics.
 
+    `on_job_begin(position)` is called in the calling thread before each job is handed to a
+    thread (`position`: where the run stands before it, the jobs in flight counted as done).
     `on_job(position)` is called in the calling thread after each job, in job order,
     with the position after it (an exception it raises stops training).
     `on_epoch_begin(epoch)` is called before each epoch this call trains (from 1; a
@@ -391,6 +394,8 @@ def run_epochs(
                 a1 = schedule(alpha, min_alpha, done + words, total)
                 done += words
                 after = Position(epoch, job + 1, index + 1, done)
+                if on_job_begin is not None:
+                    on_job_begin(Position(epoch, job, index, done - words))
                 if pool is None:
                     pending.append((runner.run(ids, a0, a1, job_seed(seed, index)), after))
                     _drain(pending, tally, bar, on_job, alpha=a1)

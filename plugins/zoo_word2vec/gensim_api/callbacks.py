@@ -11,7 +11,11 @@ class CallbackAny2Vec:
     """A training callback, as gensim's ``gensim.models.callbacks.CallbackAny2Vec``:
     subclass it and override what you need. Each method gets the `Word2Vec` (or
     `FastText`) being trained; at an epoch's end its ``wv`` holds the vectors trained
-    so far and ``get_latest_training_loss()`` that epoch's loss."""
+    so far and ``get_latest_training_loss()`` that epoch's loss.
+
+    `on_batch_begin` and `on_batch_end` are called around each job (``batch_words`` words), as
+    gensim 3 called them (gensim 4 no longer does); there ``model.wv`` holds the vectors as the
+    training call began."""
 
     def on_train_begin(self, model: Any) -> None:
         """Before the first epoch of a ``train`` call."""
@@ -21,6 +25,12 @@ class CallbackAny2Vec:
 
     def on_epoch_end(self, model: Any) -> None:
         """After each epoch."""
+
+    def on_batch_begin(self, model: Any) -> None:
+        """Before each job."""
+
+    def on_batch_end(self, model: Any) -> None:
+        """After each job."""
 
     def on_train_end(self, model: Any) -> None:
         """After the last epoch of a ``train`` call."""

@@ -6,8 +6,12 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
+import numpy as np
+
+from zoo.plugin_api import KeyedVectors
 from zoo_word2vec.gensim_api.vocabulary import refuse
 from zoo_word2vec.gensim_api.word2vec import Word2Vec
+from zoo_word2vec.ngrams import ngram_buckets
 
 __all__ = ["FastText"]
 
@@ -98,3 +102,25 @@ class FastText(Word2Vec):
     def name(self) -> str:
         """The registry name this model trains as."""
         return "fasttext"
+
+    def _with_word_vectors(self, model: Any, vectors: np.ndarray) -> Any:
+        """`model` kept when `vectors` are its own words' vectors (a FastText word vector is composed
+        from its n-grams, so others cannot become its rows); else None."""
+        own = np.asarray(KeyedVectors.from_model(model).vectors)
+        return model if np.allclose(own, vectors, atol=1e-6) else None
+
+    def estimate_memory(self, vocab_size: int | None = None, report: dict[str, int] | None = None) -> dict[str, int]:
+        """gensim's estimate of the bytes the model takes: ``vocab``, ``syn0_vocab`` and ``syn1neg``
+        (``V x D`` float32), ``syn0_ngrams`` (``bucket x D``), ``buckets_word`` and the ``total``."""
+        words = len(self.wv) if self._model is not None else (vocab_size or 0)
+        row = self.vector_size * 4
+        report = dict(report or {})
+        report.update(vocab=words * 500, syn0_vocab=words * row, syn1neg=words * row)
+        if self.bucket:
+            report["syn0_ngrams"] = self.bucket * row
+            ngrams = 0
+            if self._model is not None:
+                ngrams = sum(len(ngram_buckets(w, self.min_n, self.max_n, self.bucket)) for w in self.wv.index_to_key)
+            report["buckets_word"] = 64 + 100 * words + 4 * ngrams
+        report["total"] = sum(v for k, v in report.items() if k != "total")
+        return report

@@ -8,9 +8,58 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from zoo.plugin_api import DataError, InvalidParameterError, corpus_files
 
-__all__ = ["check_corpus", "count_words", "effective_min_count", "refuse"]
+__all__ = [
+    "RULE_DEFAULT",
+    "RULE_DISCARD",
+    "RULE_KEEP",
+    "check_corpus",
+    "count_words",
+    "effective_min_count",
+    "gensim_order",
+    "keep_vocab_item",
+    "refuse",
+    "sample_ints",
+]
+
+RULE_DEFAULT = 0
+"""A `trim_rule`'s answer: keep the word if it is seen `min_count` times (gensim.utils' constant)."""
+RULE_DISCARD = 1
+"""A `trim_rule`'s answer: drop the word, whatever its count."""
+RULE_KEEP = 2
+"""A `trim_rule`'s answer: keep the word, whatever its count."""
+
+
+def keep_vocab_item(word: str, count: int, min_count: int, trim_rule: Any = None) -> bool:
+    """Whether `word`, seen `count` times, stays: ``trim_rule(word, count, min_count)`` decides
+    (`RULE_KEEP`, `RULE_DISCARD`), else (`RULE_DEFAULT`, or no rule) ``count >= min_count``."""
+    if trim_rule is not None:
+        answer = trim_rule(word, count, min_count)
+        if answer == RULE_KEEP:
+            return True
+        if answer == RULE_DISCARD:
+            return False
+    return count >= min_count
+
+
+def gensim_order(counts: Any) -> list[int]:
+    """The rows of `counts` (``[V]``, in first-appearance order) as gensim's sorted vocabulary
+    puts them: most frequent first, ties with the later word first."""
+    counts = np.asarray(counts, dtype=np.int64)
+    return [int(i) for i in np.lexsort((-np.arange(len(counts)), -counts))]
+
+
+def sample_ints(counts: Any, sample: float) -> np.ndarray:
+    """``[V]`` uint32 gensim's ``sample_int``: each word's chance to be kept by subsampling,
+    times ``2**32 - 1`` (the threshold `sample` of the words counted, or of `sample` words when >= 1)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    total = counts.sum()
+    threshold = total if not sample else sample * total if sample < 1.0 else int(sample * (3 + np.sqrt(5)) / 2)
+    keep = np.minimum(1.0, (np.sqrt(counts / threshold) + 1) * (threshold / np.maximum(counts, 1)))
+    return (keep * (2**32 - 1)).astype(np.uint32)
 
 
 def refuse(option: str, value: Any, default: Any, why: str) -> None:
@@ -44,10 +93,13 @@ def check_corpus(corpus_iterable: Any, corpus_file: Any, what: str) -> tuple[Any
     return corpus_iterable, None
 
 
-def count_words(sentences: Iterable[Sequence[str]], max_vocab_size: int | None) -> tuple[Counter[str], int, int]:
+def count_words(
+    sentences: Iterable[Sequence[str]], max_vocab_size: int | None, trim_rule: Any = None
+) -> tuple[Counter[str], int, int]:
     """gensim's vocabulary scan: word counts in order of first appearance, sentences and words read.
     With `max_vocab_size`, whenever more distinct words than that are held, those seen fewer than
-    ``n`` times are dropped (``n`` = 1, 2, ... at each pruning), as gensim bounds its memory."""
+    ``n`` times are dropped (``n`` = 1, 2, ... at each pruning; `trim_rule` may keep or drop a word
+    there, `keep_vocab_item`), as gensim bounds its memory."""
     counts: Counter[str] = Counter()
     sentences_read = words_read = 0
     below = 1
@@ -56,7 +108,7 @@ def count_words(sentences: Iterable[Sequence[str]], max_vocab_size: int | None) 
         sentences_read += 1
         words_read += len(sentence)
         if max_vocab_size is not None and len(counts) > max_vocab_size:
-            for word in [w for w, c in counts.items() if c < below]:
+            for word in [w for w, c in counts.items() if not keep_vocab_item(w, c, below, trim_rule)]:
                 del counts[word]
             below += 1
     return counts, sentences_read, words_read

@@ -13,7 +13,7 @@ Code written for gensim 4 runs with its import changed:
 gensim's argument names map to the hyperparameters of the registry's
 ``word2vec-skipgram`` (``sg=1``), ``word2vec-cbow`` (``sg=0``) and ``fasttext``
 (`GENSIM_NAMES`). An option zoo does not implement (``hs=1``, ``cbow_mean=0``,
-``null_word=1``, ``trim_rule``, FastText ``sg=0``, ...) is refused with an error naming it.
+``null_word=1``, FastText ``sg=0``, ...) is refused with an error naming it.
 A saved model is a zoo model file (``zoo.load``, ``KeyedVectors.load`` and
 ``zoo vectors`` read it) with the gensim settings in its metadata.
 """
@@ -25,11 +25,13 @@ import logging
 import os
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 from safetensors import safe_open
 
@@ -40,13 +42,20 @@ from zoo.plugin_api import (
     KeyedVectors,
     Vocab,
     WeightsError,
-    build_word_vocab,
     check_hyperparameter,
     iter_sentences,
 )
 from zoo_word2vec.fit import fit
 from zoo_word2vec.gensim_api.callbacks import call_hook, once
-from zoo_word2vec.gensim_api.vocabulary import check_corpus, count_words, effective_min_count, refuse
+from zoo_word2vec.gensim_api.vocabulary import (
+    check_corpus,
+    count_words,
+    effective_min_count,
+    gensim_order,
+    keep_vocab_item,
+    refuse,
+    sample_ints,
+)
 from zoo_word2vec.vocab_update import grow_vocab
 
 __all__ = ["GENSIM_NAMES", "Word2Vec"]
@@ -71,7 +80,16 @@ GENSIM_NAMES = {
 _METADATA = "zoo.gensim"
 """The metadata entry of a saved model holding the gensim settings that are not hyperparameters."""
 
-_KEPT = ("min_count", "max_vocab_size", "max_final_vocab", "workers", "seed", "batch_words", "comment")
+_KEPT = (
+    "min_count",
+    "max_vocab_size",
+    "max_final_vocab",
+    "sorted_vocab",
+    "workers",
+    "seed",
+    "batch_words",
+    "comment",
+)
 """Settings saved besides the spec (the spec holds the hyperparameters)."""
 
 
@@ -92,9 +110,14 @@ class Word2Vec:
     per job. `callbacks`: `CallbackAny2Vec` objects for the training this call runs.
     `compute_loss`, `comment`: accepted (zoo always computes the loss).
 
+    `trim_rule`: ``rule(word, count, min_count)`` answering `RULE_KEEP`, `RULE_DISCARD` or
+    `RULE_DEFAULT` (``from zoo.vectors import RULE_KEEP``, gensim.utils' constants).
+    `sorted_vocab`: 1 most frequent first (ties: the later word first, as gensim), 0 in
+    order of first appearance.
+
     Refused with `InvalidParameterError` unless left at gensim's default: `hs`
     (hierarchical softmax), `cbow_mean=0` (summed context), `null_word`,
-    `trim_rule`, `sorted_vocab=0`, `hashfxn`, `shrink_windows=False`.
+    `hashfxn`, `shrink_windows=False`.
 
     **Attributes:** `wv` (`zoo.vectors.KeyedVectors`), `syn1neg` (the output
     vectors), `corpus_count`, `corpus_total_words`, `history` (one record per
@@ -138,8 +161,6 @@ class Word2Vec:
         refuse("hs", hs, 0, "zoo trains with negative sampling only (no hierarchical softmax)")
         refuse("cbow_mean", cbow_mean, 1, "zoo's CBOW averages the context vectors")
         refuse("null_word", null_word, 0, "zoo adds no padding word")
-        refuse("trim_rule", trim_rule, None, "the vocabulary follows min_count, max_vocab_size and max_final_vocab")
-        refuse("sorted_vocab", sorted_vocab, 1, "zoo's vocabularies are always most frequent first")
         refuse("hashfxn", hashfxn, hash, "zoo draws the initial vectors from seed, not from a hash of each word")
         refuse("shrink_windows", shrink_windows, True, "zoo's windows always shrink (each word draws 1..window)")
         self._check_sg(sg)
@@ -163,6 +184,7 @@ class Word2Vec:
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise InvalidParameterError(f"{option} must be a positive integer or None, got {value!r}")
         self.min_count, self.max_vocab_size, self.max_final_vocab = min_count, max_vocab_size, max_final_vocab
+        self.sorted_vocab = sorted_vocab
         self.seed, self.workers, self.batch_words = seed, workers, batch_words
         self.compute_loss, self.comment = compute_loss, comment
         self.hs, self.cbow_mean = 0, 1
@@ -175,7 +197,7 @@ class Word2Vec:
         self._latest_loss = 0.0
         self._updates = 0
         if sentences is not None or corpus_file is not None:
-            self.build_vocab(sentences, corpus_file=corpus_file)
+            self.build_vocab(sentences, corpus_file=corpus_file, trim_rule=trim_rule)
             self.train(sentences, corpus_file=corpus_file, epochs=self.epochs, callbacks=callbacks)
         elif callbacks:
             warnings.warn(
@@ -214,12 +236,38 @@ class Word2Vec:
 
     @property
     def wv(self) -> KeyedVectors:
-        """The word vectors as `zoo.vectors.KeyedVectors` (FastText: any word gets a vector)."""
+        """The word vectors as `zoo.vectors.KeyedVectors` (FastText: any word gets a vector), with
+        gensim's per-word attributes ``count`` and ``sample_int`` (`KeyedVectors.expandos`)."""
         if self._model is None:
+            if self._keyed is not None:
+                return self._keyed
             raise DataError("the model has no vocabulary yet: call build_vocab(sentences) first")
         if self._keyed is None:
-            self._keyed = KeyedVectors.from_model(self.zoo_model)
+            keyed = KeyedVectors.from_model(self.zoo_model)
+            keyed.expandos["sample_int"] = sample_ints(keyed.counts, self.sample)
+            self._keyed = keyed
         return self._keyed
+
+    @wv.setter
+    def wv(self, keyed: KeyedVectors) -> None:
+        """``model.wv = kv``: vectors with the model's words in its order (and its dimension) become
+        its input vectors, and training goes on from them; other vectors replace the model, which
+        then only answers queries (it has no output layer to train: `train` raises `DataError`)."""
+        if not isinstance(keyed, KeyedVectors):
+            raise DataError(f"model.wv takes a zoo.vectors.KeyedVectors, got {type(keyed).__name__}")
+        if keyed is self._keyed:
+            return
+        model = self._model
+        words = None if model is None else model.vocabs["words"].tokens
+        if words is not None and tuple(keyed.index_to_key) == words and keyed.vector_size == self.vector_size:
+            self._model = self._with_word_vectors(model, np.asarray(keyed.vectors, np.float32))
+        else:
+            self._model = None
+        self._keyed = keyed
+
+    def _with_word_vectors(self, model: Any, vectors: np.ndarray) -> Any:
+        """`model` with `vectors` ``[V, D]`` as its words' input rows."""
+        return eqx.tree_at(lambda m: m.input, model, jnp.asarray(vectors, dtype=model.input.dtype))
 
     @property
     def syn1neg(self) -> Any:
@@ -231,7 +279,126 @@ class Word2Vec:
         pair (gensim sums it over the training call instead; 0.0 before training)."""
         return self._latest_loss
 
+    def predict_output_word(self, context_words_list: Sequence[str], topn: int = 10) -> list[tuple[str, Any]] | None:
+        """The `topn` words most probable at the centre of `context_words_list`: the softmax over
+        the output vectors of the context's input vectors summed (averaged with ``cbow_mean``),
+        as gensim computes it. Words outside the vocabulary are ignored; None (with a warning)
+        when none is left. Returns ``[(word, probability)]``, most probable first."""
+        keyed = self.wv
+        rows = [keyed.get_index(w) for w in context_words_list if keyed.has_index_for(w)]
+        if not rows:
+            warnings.warn("all the context words are outside the model's vocabulary", stacklevel=2)
+            return None
+        hidden = np.sum(keyed.vectors[rows], axis=0, dtype=np.float32)
+        if self.cbow_mean:
+            hidden /= len(rows)
+        scores = self.syn1neg @ hidden
+        probabilities = np.exp(scores - scores.max())
+        probabilities /= probabilities.sum()
+        best = np.argsort(-probabilities, kind="stable")[: max(topn, 0)]
+        return [(keyed.index_to_key[i], probabilities[i]) for i in best]
+
+    def reset_from(self, other_model: Word2Vec) -> None:
+        """Take `other_model`'s vocabulary (words, counts) and corpus counts, with fresh vectors
+        drawn from this model's `seed` and settings (gensim: to train several models on one corpus)."""
+        if other_model._model is None:
+            raise DataError("reset_from needs a model with a vocabulary: build the other model's vocabulary first")
+        vocab = other_model._model.vocabs["words"]
+        self._model = zoo.build(self.name, vocab=vocab, key=jax.random.key(self.seed), **self._hyperparameters())
+        self._keyed, self._updates, self.history = None, 0, []
+        self.corpus_count, self.corpus_total_words = other_model.corpus_count, other_model.corpus_total_words
+
+    def estimate_memory(self, vocab_size: int | None = None, report: dict[str, int] | None = None) -> dict[str, int]:
+        """gensim's estimate of the bytes the model takes: ``vocab`` (500 a word), ``vectors`` and
+        ``syn1neg`` (``V x D`` float32 each) and their ``total``."""
+        words = vocab_size or (len(self.wv) if self._model is not None else 0)
+        report = dict(report or {})
+        report["vocab"] = words * 500
+        report["vectors"] = words * self.vector_size * 4
+        report["syn1neg"] = words * self.vector_size * 4
+        report["total"] = sum(v for k, v in report.items() if k != "total")
+        return report
+
     # -- vocabulary ---------------------------------------------------------------------------
+
+    def scan_vocab(
+        self,
+        corpus_iterable: Iterable[Sequence[str]] | None = None,
+        corpus_file: str | os.PathLike | None = None,
+        progress_per: int = 10000,
+        workers: int | None = None,
+        trim_rule: Any = None,
+    ) -> tuple[int, int]:
+        """Count the corpus's words into `raw_vocab` (word -> count, in order of first appearance;
+        `max_vocab_size` and `trim_rule` prune it as it grows, as gensim's scan does). Returns
+        ``(total_words, corpus_count)`` (`build_vocab` keeps them as `corpus_total_words` and
+        `corpus_count`)."""
+        corpus, tokenizer = check_corpus(corpus_iterable, corpus_file, "scan_vocab")
+        sentences = iter_sentences(corpus, tokenizer) if tokenizer is not None else corpus
+        self.raw_vocab, sentences_read, words_read = count_words(sentences, self.max_vocab_size, trim_rule)
+        return words_read, sentences_read
+
+    def prepare_vocab(
+        self,
+        update: bool = False,
+        keep_raw_vocab: bool = False,
+        trim_rule: Any = None,
+        min_count: int | None = None,
+        sample: float | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, int]:
+        """Keep the words of `raw_vocab` gensim keeps (`min_count`, raised by `max_final_vocab`;
+        `trim_rule`), sorted as gensim sorts them with `sorted_vocab`, and build the model on
+        them (fresh vectors from `seed`), or with `update` append the new ones to the model's.
+        `min_count` and `sample` given here become the model's. `dry_run` changes nothing.
+
+        **Returns:** gensim's report: ``drop_unique`` (words dropped), ``retain_total`` (their
+        occurrences kept), ``downsample_unique``, ``downsample_total`` (occurrences expected
+        after subsampling) and ``num_retained_words``.
+        """
+        if self.raw_vocab is None:
+            raise DataError("prepare_vocab needs counted words: call scan_vocab(sentences) or build_vocab first")
+        min_count = min_count or self.min_count
+        sample = self.sample if sample is None else sample
+        least = effective_min_count(self.raw_vocab, min_count, self.max_final_vocab)
+        kept = [w for w, c in self.raw_vocab.items() if keep_vocab_item(w, c, least, trim_rule)]
+        if update and self._model is not None:
+            old = self._model.vocabs["words"].index
+            kept = [w for w in kept if w not in old]
+        counts = np.array([self.raw_vocab[w] for w in kept], dtype=np.int64)
+        probabilities = sample_ints(counts, sample).astype(np.float64) / (2**32 - 1)
+        report = {
+            "drop_unique": len(self.raw_vocab) - len(kept),
+            "retain_total": int(counts.sum()),
+            "downsample_unique": int(np.count_nonzero(probabilities < 1.0)),
+            "downsample_total": int((probabilities * counts).sum()),
+            "num_retained_words": len(kept),
+        }
+        if dry_run:
+            return report
+        if not kept and not update:
+            most = max(self.raw_vocab.values(), default=0)
+            raise DataError(
+                f"no word is kept: none occurs min_count={least} times (the most frequent occurs {most} times) "
+                "or trim_rule dropped them; lower min_count or use a larger corpus"
+            )
+        self.min_count, self.sample = min_count, sample
+        self._check_hyperparameters()
+        if update:
+            self._grow(kept)
+        else:
+            if self.sorted_vocab:
+                order = gensim_order(counts)
+                kept, counts = [kept[i] for i in order], counts[order]
+            vocab = Vocab(kept, counts)
+            self._model = zoo.build(self.name, vocab=vocab, key=jax.random.key(self.seed), **self._hyperparameters())
+            self._keyed, self._updates, self.history = None, 0, []
+            logger.info(
+                "%s: %d words kept of %d distinct (min_count %d)", self.name, len(vocab), len(self.raw_vocab), least
+            )
+        if not keep_raw_vocab:
+            self.raw_vocab = None
+        return report
 
     def build_vocab(
         self,
@@ -241,42 +408,52 @@ class Word2Vec:
         progress_per: int = 10000,
         keep_raw_vocab: bool = False,
         trim_rule: Any = None,
+        **kwargs: Any,
     ) -> None:
-        """Count the words of the corpus and keep the vocabulary gensim would keep.
+        """Count the words of the corpus and keep the vocabulary gensim would keep (`scan_vocab`,
+        then `prepare_vocab`, which takes `kwargs`: ``min_count``, ``sample``, ``dry_run``).
 
         Without `update`, a new model is built (fresh vectors drawn from `seed`). With
-        ``update=True`` the vocabulary grows: words seen `min_count` times (after
-        `max_final_vocab`'s rule) in the new corpus that the model lacks are appended in
-        order of first appearance, every known word's count grows by its new count, every
-        trained row is kept exactly, and the new words' rows are drawn as the model draws
-        rows (their output rows start at zero). `progress_per` only paced gensim's log.
+        ``update=True`` the vocabulary grows: words the new corpus keeps (by `min_count`,
+        `max_final_vocab` and `trim_rule`) that the model lacks are appended in order of first
+        appearance, every known word's count grows by its new count, every trained row is kept
+        exactly, and the new words' rows are drawn as the model draws rows (their output rows
+        start at zero). `trim_rule` (``rule(word, count, min_count)`` answering `RULE_KEEP`,
+        `RULE_DISCARD` or `RULE_DEFAULT`) is not kept with the model, as in gensim.
+        `progress_per` only paced gensim's log.
         """
-        refuse("trim_rule", trim_rule, None, "the vocabulary follows min_count, max_vocab_size and max_final_vocab")
-        corpus, tokenizer = check_corpus(corpus_iterable, corpus_file, "build_vocab")
-        if tokenizer is not None:
-            sentences: Any = iter_sentences(corpus, tokenizer)
-        else:
-            sentences = corpus
-        counts, self.corpus_count, self.corpus_total_words = count_words(sentences, self.max_vocab_size)
-        self.raw_vocab = counts if keep_raw_vocab else None
-        least = effective_min_count(counts, self.min_count, self.max_final_vocab)
-        if update:
-            self._grow(counts, least)
-            return
-        vocab = build_word_vocab(counts, min_count=least)
-        self._model = zoo.build(self.name, vocab=vocab, key=jax.random.key(self.seed), **self._hyperparameters())
-        self._keyed, self._updates, self.history = None, 0, []
-        logger.info("%s: %d words kept of %d distinct (min_count %d)", self.name, len(vocab), len(counts), least)
+        self.corpus_total_words, self.corpus_count = self.scan_vocab(
+            corpus_iterable, corpus_file, progress_per=progress_per, trim_rule=trim_rule
+        )
+        self.prepare_vocab(update=update, keep_raw_vocab=keep_raw_vocab, trim_rule=trim_rule, **kwargs)
 
-    def _grow(self, counts: Counter[str], least: int) -> None:
-        """The vocabulary update of ``build_vocab(update=True)``."""
+    def build_vocab_from_freq(
+        self,
+        word_freq: Mapping[str, int],
+        keep_raw_vocab: bool = False,
+        corpus_count: int | None = None,
+        trim_rule: Any = None,
+        update: bool = False,
+    ) -> None:
+        """The vocabulary of a ``{word: count}`` mapping instead of a corpus (its order stands for
+        first appearance); `corpus_count` is the number of sentences, for the training schedule."""
+        bad = next(((w, c) for w, c in word_freq.items() if not isinstance(w, str) or int(c) < 0), None)
+        if bad is not None:
+            raise DataError(f"word_freq maps words (str) to counts >= 0; got {bad!r}")
+        self.raw_vocab = Counter({w: int(c) for w, c in word_freq.items()})
+        self.corpus_count = corpus_count or 0  # corpus_total_words stays as it was, as in gensim
+        self.prepare_vocab(update=update, keep_raw_vocab=keep_raw_vocab, trim_rule=trim_rule)
+
+    def _grow(self, new_words: list[str]) -> None:
+        """The vocabulary update of ``build_vocab(update=True)``: `new_words` appended, every count
+        grown by its count in `raw_vocab` (the latest scan's)."""
         if self._model is None:
             raise DataError(
                 "build_vocab(update=True) needs a model with a vocabulary: build one first with "
                 "build_vocab(sentences), or load a trained model"
             )
+        counts = self.raw_vocab
         old = self._model.vocabs["words"]
-        new_words = [w for w, c in counts.items() if c >= least and w not in old.index]
         old_counts = np.asarray(old.counts) + np.array([counts.get(w, 0) for w in old.tokens], dtype=np.int64)
         vocab = Vocab([*old.tokens, *new_words], [*old_counts, *(counts[w] for w in new_words)], old.specials)
         self._updates += 1
@@ -314,7 +491,10 @@ class Word2Vec:
         """
         refuse("word_count", word_count, 0, "training always starts from the corpus's first word")
         if self._model is None:
-            raise DataError("you must first build the vocabulary before training: call build_vocab(sentences)")
+            raise DataError(
+                "you must first build the vocabulary before training: call build_vocab(sentences) (vectors set "
+                "with model.wv = kv that are not the model's own words have no output layer to train)"
+            )
         corpus, tokenizer = check_corpus(corpus_iterable, corpus_file, "train")
         callbacks = tuple(callbacks)
         self.alpha = start_alpha or self.alpha
@@ -347,6 +527,12 @@ class Word2Vec:
             finally:
                 self._current, self._keyed = None, None
 
+        def batch(hook: str) -> Any:
+            wanted = [c for c in callbacks if hasattr(c, hook)]
+            if not wanted:
+                return None
+            return lambda position: [call_hook(c, hook, self) for c in wanted]
+
         for callback in callbacks:
             call_hook(callback, "on_train_begin", self)
         self._model, stats = fit(
@@ -364,6 +550,8 @@ class Word2Vec:
             min_alpha=self.min_alpha,
             on_epoch_begin=begin,
             on_epoch_end=end,
+            on_job_begin=batch("on_batch_begin"),
+            on_job=batch("on_batch_end"),
         )
         self._keyed = None
         for callback in callbacks:
@@ -390,9 +578,19 @@ class Word2Vec:
 
     # -- files --------------------------------------------------------------------------------
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(
+        self,
+        fname: str | os.PathLike,
+        separately: Any = None,
+        sep_limit: int = 10 * 1024**2,
+        ignore: Any = frozenset(),
+        pickle_protocol: int = 4,
+    ) -> Path:
         """Write the model to one zoo safetensors file (``zoo.load`` and ``KeyedVectors.load`` read it
-        too); `load` goes on from it, training or updating its vocabulary."""
+        too); `load` goes on from it, training or updating its vocabulary. The file is data, never a
+        pickle: gensim's pickling options (`separately`, `sep_limit`, `ignore`, `pickle_protocol`)
+        are accepted and have nothing to do."""
+        path = fname
         if self._model is None:
             raise DataError("nothing to save yet: build the vocabulary (and train) first")
         settings = {k: getattr(self, k) for k in _KEPT}
@@ -406,9 +604,10 @@ class Word2Vec:
         return zoo.save(self._model, path, metadata={_METADATA: json.dumps(settings)})
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Word2Vec:
+    def load(cls, path: str | os.PathLike, mmap: str | None = None) -> Word2Vec:
         """A model saved by `save`, or any zoo file of this family (``zoo train word2vec-skipgram``'s:
-        the settings not in its spec then take gensim's defaults)."""
+        the settings not in its spec then take gensim's defaults). `mmap` (gensim's memory-mapping)
+        is accepted; the arrays are read into memory."""
         model = zoo.load(path)
         name = model.spec.name
         if name not in cls._architectures:

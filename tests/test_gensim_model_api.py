@@ -1,0 +1,180 @@
+"""gensim's vocabulary and model API on zoo's Word2Vec and FastText, side by side with gensim 4.4:
+the vocabulary scan and its rules (trim_rule, max_vocab_size, max_final_vocab, sorted_vocab), the
+reports, per-word attributes, build_vocab_from_freq, predict_output_word, reset_from, the wv
+setter, estimate_memory, callbacks' hooks and save's options. Without gensim those tests skip."""
+
+from __future__ import annotations
+
+import warnings
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from zoo.errors import DataError
+from zoo.vectors import RULE_DEFAULT, RULE_DISCARD, RULE_KEEP, CallbackAny2Vec, FastText, KeyedVectors, Word2Vec
+from zoo_word2vec.backends import numba_available
+
+pytestmark = pytest.mark.skipif(not numba_available(), reason="numba (the 'fast' extra) is not installed")
+
+
+@pytest.fixture(scope="module")
+def gensim_models():
+    return pytest.importorskip("gensim.models", reason="the parity tests compare with gensim (pip install gensim)")
+
+
+@pytest.fixture(scope="module")
+def zipf():
+    """400 sentences of Zipf-distributed words ``w1``..``w59``: many ties among the rare counts."""
+    rng = np.random.default_rng(0)
+    sentences = [[f"w{int(x)}" for x in rng.zipf(1.5, 12) if x < 60] for _ in range(400)]
+    return [s for s in sentences if s]
+
+
+def rule(word, count, min_count):
+    """Drop the most frequent word, keep two rare ones whatever their count."""
+    return RULE_DISCARD if word == "w1" else RULE_KEEP if word in ("w50", "w51") else RULE_DEFAULT
+
+
+def both(gensim_models, cls="Word2Vec", **settings):
+    settings = {"vector_size": 8, "seed": 1, "workers": 1, **settings}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {"Word2Vec": Word2Vec, "FastText": FastText}[cls](**settings), getattr(gensim_models, cls)(**settings)
+
+
+def same_vocabulary(ours, theirs):
+    assert ours.wv.index_to_key == theirs.wv.index_to_key
+    assert ours.wv.expandos.keys() == theirs.wv.expandos.keys() == {"count", "sample_int"}
+    for attr in ("count", "sample_int"):
+        np.testing.assert_array_equal(ours.wv.expandos[attr], theirs.wv.expandos[attr])
+        assert ours.wv.get_vecattr(ours.wv.index_to_key[-1], attr) == theirs.wv.get_vecattr(
+            theirs.wv.index_to_key[-1], attr
+        )
+
+
+def test_the_rule_constants_are_gensims(gensim_models):
+    from gensim import utils
+
+    assert (RULE_DEFAULT, RULE_DISCARD, RULE_KEEP) == (utils.RULE_DEFAULT, utils.RULE_DISCARD, utils.RULE_KEEP)
+
+
+def test_scan_then_prepare_reports_and_keeps_what_gensim_keeps(gensim_models, zipf):
+    ours, theirs = both(gensim_models, min_count=3)
+    assert ours.scan_vocab(zipf) == theirs.scan_vocab(zipf) == (sum(map(len, zipf)), len(zipf))
+    assert ours.corpus_count == theirs.corpus_count == 0  # build_vocab keeps them, not scan_vocab
+    assert dict(ours.raw_vocab) == dict(theirs.raw_vocab) and list(ours.raw_vocab) == list(theirs.raw_vocab)
+    dry = ours.prepare_vocab(trim_rule=rule, dry_run=True)
+    assert dry == theirs.prepare_vocab(trim_rule=rule, dry_run=True) and ours.zoo_model is None
+    report = ours.prepare_vocab(trim_rule=rule, keep_raw_vocab=True)
+    assert report == theirs.prepare_vocab(trim_rule=rule, keep_raw_vocab=True) == dry
+    assert report["num_retained_words"] == len(ours.wv) and report["drop_unique"] > 0
+    assert "w1" not in ours.wv and "w50" in ours.wv and ours.raw_vocab is not None
+    same_vocabulary(ours, theirs)
+    assert ours.estimate_memory() == theirs.estimate_memory()
+    with pytest.raises(DataError, match="scan_vocab"):
+        Word2Vec().prepare_vocab()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"min_count": 1},  # ties among equal counts: the later word first, as gensim's sort
+        {"min_count": 1, "sorted_vocab": 0},
+        {"min_count": 1, "max_final_vocab": 10},
+        {"min_count": 2, "max_vocab_size": 20},
+        {"min_count": 5, "sample": 1e-2},
+    ],
+    ids=str,
+)
+def test_build_vocab_keeps_and_orders_the_words_as_gensim(gensim_models, zipf, settings):
+    ours, theirs = both(gensim_models, **settings)
+    for model in (ours, theirs):
+        model.build_vocab(zipf, trim_rule=rule if "max_vocab_size" in settings else None)
+    same_vocabulary(ours, theirs)
+
+
+def test_build_vocab_from_freq_as_gensim(gensim_models):
+    freq = {"a": 5, "b": 9, "c": 5, "d": 1, "e": 7}
+    ours, theirs = both(gensim_models, min_count=2)
+    for model in (ours, theirs):
+        model.build_vocab_from_freq(freq, corpus_count=3)
+    same_vocabulary(ours, theirs)
+    assert ours.wv.index_to_key == ["b", "e", "c", "a"] and ours.corpus_count == theirs.corpus_count == 3
+    for model in (ours, theirs):
+        model.build_vocab_from_freq({"f": 4, "a": 2, "g": 1}, update=True)
+    assert ours.wv.index_to_key == theirs.wv.index_to_key == ["b", "e", "c", "a", "f"]
+
+
+def test_predict_output_word_as_gensim_on_the_same_vectors(gensim_models, zipf):
+    ours, theirs = both(gensim_models, min_count=3, epochs=2)
+    theirs.build_vocab(zipf)
+    theirs.train(zipf, total_examples=len(zipf), epochs=2)
+    ours.build_vocab(zipf)
+    ours.wv = KeyedVectors(theirs.wv.index_to_key, theirs.wv.vectors)  # same words: the model's input rows
+    ours._model = eqx.tree_at(lambda m: m.output, ours.zoo_model, jnp.asarray(theirs.syn1neg))
+    np.testing.assert_array_equal(ours.wv.vectors, theirs.wv.vectors)
+    for context in (["w2", "w3"], ["w5", "unknown", "w7", "w2"], ["w9"]):
+        mine, other = ours.predict_output_word(context, topn=6), theirs.predict_output_word(context, topn=6)
+        assert [w for w, _ in mine] == [w for w, _ in other]
+        np.testing.assert_allclose([p for _, p in mine], [p for _, p in other], rtol=1e-5)
+    with pytest.warns(UserWarning, match="outside"):
+        assert ours.predict_output_word(["unknown"]) is None
+
+
+def test_vectors_that_are_not_the_models_words_leave_nothing_to_train(zipf):
+    model = Word2Vec(zipf, vector_size=8, min_count=3, workers=1, epochs=1)
+    other = KeyedVectors(["a", "b"], np.eye(2))
+    model.wv = other
+    assert model.wv is other and model.zoo_model is None
+    with pytest.raises(ValueError, match="build_vocab"):
+        model.train(zipf, total_examples=len(zipf), epochs=1)
+
+
+def test_reset_from_takes_the_vocabulary_with_fresh_vectors(zipf):
+    first = Word2Vec(zipf, vector_size=8, min_count=3, workers=1, epochs=1)
+    second = Word2Vec(vector_size=8, seed=7, workers=1)
+    second.reset_from(first)
+    assert second.wv.index_to_key == first.wv.index_to_key and second.corpus_count == first.corpus_count
+    np.testing.assert_array_equal(second.wv.expandos["count"], first.wv.expandos["count"])
+    assert not np.allclose(second.wv.vectors, first.wv.vectors)
+    second.train(zipf, total_examples=second.corpus_count, epochs=1)
+
+
+class Hooks(CallbackAny2Vec):
+    def __init__(self):
+        self.calls = []
+
+    def __getattribute__(self, name):
+        if name.startswith("on_"):
+            return lambda model: object.__getattribute__(self, "calls").append(name[3:])
+        return object.__getattribute__(self, name)
+
+
+def test_every_callback_hook_is_called_in_order(zipf):
+    hooks = Hooks()
+    model = Word2Vec(zipf, vector_size=8, min_count=3, workers=1, epochs=2, batch_words=1000, callbacks=[hooks])
+    words = sum(len(s) for s in zipf)
+    batches = hooks.calls.count("batch_begin")
+    assert batches == hooks.calls.count("batch_end") >= 2 * (words // 1000)
+    assert hooks.calls[:3] == ["train_begin", "epoch_begin", "batch_begin"] and hooks.calls[-1] == "train_end"
+    body = [c for c in hooks.calls if c.startswith("batch")]
+    assert body == ["batch_begin", "batch_end"] * batches
+    assert model.history and len(model.history) == 2
+
+
+def test_save_takes_gensims_options_and_writes_data(zipf, tmp_path):
+    model = Word2Vec(zipf, vector_size=8, min_count=3, workers=1, epochs=1, sorted_vocab=0)
+    path = model.save(tmp_path / "m.safetensors", separately=["wv"], sep_limit=0, ignore=frozenset(), pickle_protocol=4)
+    loaded = Word2Vec.load(path, mmap="r")
+    assert loaded.sorted_vocab == 0 and loaded.wv.index_to_key == model.wv.index_to_key
+    np.testing.assert_array_equal(loaded.wv.vectors, model.wv.vectors)
+    assert not path.read_bytes().startswith(b"\x80")  # no pickle
+
+
+def test_fasttext_estimate_memory_as_gensim(gensim_models, zipf):
+    ours, theirs = both(gensim_models, "FastText", min_count=3, bucket=1000, sg=1)
+    for model in (ours, theirs):
+        model.build_vocab(zipf)
+    assert ours.estimate_memory() == theirs.estimate_memory()
