@@ -376,7 +376,7 @@ INPUT_SHAPE = DICTIONARY + 28 + len(entries_bytes(ENTRIES)) + 1
         ({"tail": b"\0"}, "more bytes follow the output matrix"),
         ({"entries": [(b"x" * 70000, 1, 0)]}, "longer than 65536 bytes"),
         ({"args": FastTextArgs(dim=1, bucket=3, minn=1, maxn=2**31 - 1), "entries": [(b"y" * 60000, 1, 0)]},
-         "n-grams, over 32 per byte"),
+         "n-grams of up to 60002 characters"),
     ],
 )  # fmt: skip
 def test_crafted_files_end_in_a_data_error_quickly_and_small(tmp_path, changes, error):

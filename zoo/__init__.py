@@ -17,6 +17,7 @@ from typing import Any
 from zoo.errors import (
     DataError,
     InvalidParameterError,
+    MemoryBudgetError,
     NameSyntaxError,
     PluginConflictError,
     PluginError,
@@ -62,6 +63,7 @@ _LAZY = {
 __all__ = [
     "DataError",
     "InvalidParameterError",
+    "MemoryBudgetError",
     "NameSyntaxError",
     "PluginConflictError",
     "PluginError",

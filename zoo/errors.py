@@ -9,6 +9,7 @@ __all__ = [
     "DataError",
     "DistributedError",
     "InvalidParameterError",
+    "MemoryBudgetError",
     "NameSyntaxError",
     "PluginConflictError",
     "PluginError",
@@ -85,6 +86,11 @@ class UnknownKeyError(ZooError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class MemoryBudgetError(DataError):
+    """Work sized from outside (a file's header, a flag, a hyperparameter) would allocate more
+    memory than the budget allows (`zoo.budget`)."""
 
 
 class DistributedError(ZooError, RuntimeError):

@@ -179,6 +179,7 @@ _EXPORTS: dict[str, str] = {
         for name in (
             "DataError",
             "InvalidParameterError",
+            "MemoryBudgetError",
             "NameSyntaxError",
             "PluginError",
             "RecordError",
@@ -193,6 +194,7 @@ _EXPORTS: dict[str, str] = {
         )
     },
     "close_matches": "zoo.errors:close_matches",
+    "check_memory": "zoo.budget:check_memory",
 }
 
 __all__ = sorted(_EXPORTS)

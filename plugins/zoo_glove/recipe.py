@@ -45,6 +45,8 @@ def add_vector_arguments(parser: argparse.ArgumentParser) -> None:
 class GloVeRecipe:
     """Count co-occurrences over a corpus, then fit GloVe with AdaGrad."""
 
+    memory_footprint = 3.0  # the tables, their AdaGrad accumulators and gradients
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)
         add_vector_arguments(parser)

@@ -40,6 +40,8 @@ __all__ = ["PPMIRecipe", "recipe"]
 class PPMIRecipe:
     """Count co-occurrences over a corpus, then factorise their shifted PPMI."""
 
+    memory_footprint = 1.0  # the factorised vectors; the counts are sized by the corpus
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)
         parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")

@@ -47,6 +47,8 @@ _SETTINGS = {
 class EmbeddingRecipe:
     """Count the vocabulary, train with the compiled kernels (or JAX), save one file."""
 
+    memory_footprint = 2.0  # the tables and one working copy (in-place SGD, no optimiser state)
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_corpus_arguments(parser)
         parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")

@@ -6,6 +6,8 @@ reading a file's recorded spec; it resolves nothing itself but a recorded spec.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from zoo.data.vocab import Vocabularies
@@ -14,6 +16,48 @@ from zoo.naming.registry import Registry, active_registry, building_with
 from zoo.naming.spec import ModelSpec, import_factory
 
 __all__ = ["build_from_spec", "check_available", "construct"]
+
+_SCREEN_SIZE = 4096  # a spec whose sizes are all below this builds well under the budget: no estimate
+
+
+def _sizes(record: Any) -> Iterator[int]:
+    if isinstance(record, dict):
+        for value in record.values():
+            yield from _sizes(value)
+    elif isinstance(record, list):
+        for value in record:
+            yield from _sizes(value)
+    elif isinstance(record, int) and not isinstance(record, bool):
+        yield record
+
+
+def _check_parameter_memory(spec: ModelSpec, make: Callable[[Any], Any], key: Any) -> None:
+    """Refuse a model whose parameters would pass the memory budget (`zoo.budget`), before any is drawn.
+
+    The factory runs abstractly first (``eqx.filter_eval_shape``: shapes, no memory) when a size
+    in the spec (a hyperparameter, a vocabulary) is large enough to matter; a factory that cannot
+    run abstractly is left to build as it would. Nothing is checked inside an abstract build
+    (a caller's own ``filter_eval_shape``: it allocates nothing).
+    """
+    import equinox as eqx
+    import jax
+    import numpy as np
+
+    from zoo.budget import check_memory
+
+    if isinstance(key, jax.core.Tracer) or max(_sizes(json.loads(spec.to_json())), default=0) < _SCREEN_SIZE:
+        return
+    try:
+        shapes = eqx.filter_eval_shape(make, key)
+    except ZooError:
+        raise
+    except Exception:  # noqa: BLE001 - the real build reports its own error
+        return
+    leaves = [x for x in jax.tree_util.tree_leaves(shapes) if isinstance(x, jax.ShapeDtypeStruct)]
+    total = sum(int(np.prod(x.shape, dtype=np.float64)) * np.dtype(x.dtype).itemsize for x in leaves)
+    largest = max(leaves, key=lambda x: np.prod(x.shape, dtype=np.float64), default=None)
+    shape = "" if largest is None else f"; the largest array {' x '.join(map(str, largest.shape))} {largest.dtype}"
+    check_memory(total, f"the parameters of {spec.name!r} ({len(leaves)} arrays{shape})", model=True)
 
 
 def check_available(registry: Registry, spec: ModelSpec) -> None:
@@ -58,6 +102,7 @@ def construct(spec: ModelSpec, *, key: Any, vocabs: Vocabularies | None, registr
             raise DataError(f"{spec.name}: {size_param}={size} but the {role!r} vocabulary has {len(vocabs[role])}")
     with building_with(registry):
         try:
+            _check_parameter_memory(spec, lambda k: factory(spec, key=k, vocabs=vocabs), key)
             return factory(spec, key=key, vocabs=vocabs)
         except ZooError:
             raise

@@ -81,6 +81,7 @@ def import_file(
     limit: int | None = None,
     store: Store | None = None,
     registry: Registry | None = None,
+    allow_nonfinite: bool = False,
 ) -> StoreEntry:
     """Check or convert the file `source` and store it as `name` (``NAME.TAG``); return its entry.
 
@@ -94,6 +95,7 @@ def import_file(
     - `limit`: keep only the first (most frequent) words of a vectors file.
     - `store`: the store (default: `default_store`, ``$ZOO_HOME``).
     - `registry`: the plugins a model file is checked against.
+    - `allow_nonfinite`: store vectors holding NaN or infinity (refused by default).
 
     Raises `NameSyntaxError` for a bad name, `WeightsError` for a file a zoo file
     must not be (damaged, altered, unusable) and `DataError` for an unreadable
@@ -124,7 +126,7 @@ def import_file(
             raise DataError("--limit keeps the first words of word vectors; a model file is stored whole")
         entry, codec = found
         return _store_model(codec.read_model(path), name, f"{where} ({entry.title})", store, replace)
-    return _import_vectors(path, name, where, store, replace, limit, format)
+    return _import_vectors(path, name, where, store, replace, limit, format, allow_nonfinite)
 
 
 def _store_model(model: object, name: str, source: str, store: Store, replace: bool) -> StoreEntry:
@@ -174,23 +176,30 @@ def _import_zoo(
 
 
 def _import_vectors(
-    path: Path, name: str, where: str, store: Store, replace: bool, limit: int | None, format: str
+    path: Path, name: str, where: str, store: Store, replace: bool, limit: int | None, format: str,
+    allow_nonfinite: bool = False,
 ) -> StoreEntry:
     from zoo.building.weights import seal, write_atomic
     from zoo.vectors.extensions import format_entries, read_format
+    from zoo.vectors.formats import check_finite
     from zoo.vectors.keyed import KeyedVectors
     from zoo.vectors.zoo_file import vectors_tensors
 
+    allow = {"allow_nonfinite": allow_nonfinite}
     if format == "auto":
-        keyed, described = KeyedVectors.load(path, limit=limit), _describe_format(path)
+        keyed, described = KeyedVectors.load(path, limit=limit, **allow), _describe_format(path)
     elif format == "zoo":
-        keyed, described = KeyedVectors.load(path, limit=limit), "zoo vectors file"
+        keyed, described = KeyedVectors.load(path, limit=limit, **allow), "zoo vectors file"
     elif format in _TEXT_FORMATS:
         text = _TEXT_FORMATS[format]
-        keyed = KeyedVectors.load_word2vec_format(path, binary=text.binary, limit=limit, no_header=text.no_header)
+        keyed = KeyedVectors.load_word2vec_format(
+            path, binary=text.binary, limit=limit, no_header=text.no_header, **allow
+        )
         described = text.title
     else:
         keyed, described = read_format(path, format, limit=limit), format_entries()[format].title
+    if not allow_nonfinite:
+        check_finite(keyed.vectors, keyed.index_to_key, path, lambda row: f"word {row + 1}")
     if len(keyed) == 0:
         raise DataError(f"{path} holds no word vectors")
     source = f"{where} ({described})"

@@ -39,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="auto", metavar="FORMAT", help="the file's format (default: detected)")
     p.add_argument("--limit", type=_count, help="vectors: keep only the first (most frequent) words")
     p.add_argument("--replace", action="store_true", help="replace an entry of the same name")
+    p.add_argument("--allow-nonfinite", action="store_true", help="store vectors holding NaN or infinity")
     p.set_defaults(run=run_import)
 
     p = sub.add_parser("models", help="what the model store holds: name, kind, architecture, size, source, date")
@@ -54,7 +55,10 @@ def run_import(args: argparse.Namespace) -> int:
 
     store = default_store()
     name = check_name(args.name)  # before reading a possibly large file
-    entry = import_file(args.file, name, format=args.format, replace=args.replace, limit=args.limit, store=store)
+    entry = import_file(
+        args.file, name, format=args.format, replace=args.replace, limit=args.limit, store=store,
+        allow_nonfinite=args.allow_nonfinite,
+    )  # fmt: skip
     print(f"stored {entry.name}: {entry.kind}, {entry.architecture}, {_size(entry.size)} ({entry.path})")
     return 0
 

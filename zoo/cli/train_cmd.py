@@ -45,11 +45,14 @@ def run(args: argparse.Namespace) -> int:
 
     several = start_from_options(options)  # several processes: join the run before any data is read
     from zoo.training.progress import metrics_log
+    from zoo.budget import footprint
     from zoo.training.trainer import time_budget
 
     minutes = getattr(options, "minutes", None)  # --minutes: every zoo.train of the run stops on time
     log_file = getattr(options, "log_file", None)  # --log-file: every training loop of the run writes to it
-    with time_budget(minutes * 60 if minutes is not None else None), metrics_log(log_file):
+    scale = getattr(recipe, "memory_footprint", 4.0)  # parameters, gradients, Adam's two moments
+    held = f"training {args.name} holds {scale:g}x its parameters (with gradients and optimiser state)"
+    with time_budget(minutes * 60 if minutes is not None else None), metrics_log(log_file), footprint(scale, held):
         path = recipe.train(args.name, options, parse_overrides(options.set))
     if several is not None:
         barrier("zoo train: saved")  # process 0 wrote the file

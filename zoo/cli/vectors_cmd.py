@@ -74,6 +74,9 @@ def _export_help() -> str:
 
 def _file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="zoo model file, word2vec/GloVe text or binary file, or a plugin's")
+    parser.add_argument(
+        "--allow-nonfinite", action="store_true", help="read vectors holding NaN or infinity (never ranked)"
+    )
 
 
 def _query_options(parser: argparse.ArgumentParser, *, topn: int) -> None:
@@ -95,7 +98,7 @@ def _hide_as_alias(parser: argparse.ArgumentParser, flag: argparse.Action, optio
 def _load(args: argparse.Namespace):
     from zoo.vectors import KeyedVectors
 
-    return KeyedVectors.load(args.file)
+    return KeyedVectors.load(args.file, allow_nonfinite=args.allow_nonfinite)
 
 
 def _print_neighbours(results) -> None:

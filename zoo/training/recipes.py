@@ -67,7 +67,13 @@ seed_type = argument_type("[0, 4294967295]")
 
 
 class Recipe(Protocol):
-    """What an architecture's recipe object provides."""
+    """What an architecture's recipe object provides.
+
+    A recipe may also set ``memory_footprint``: how many times its model's parameter bytes its
+    training holds at once (default 4: the parameters, their gradients and Adam's two moments);
+    ``zoo train`` refuses a model whose parameters, so scaled, pass the memory budget
+    (`zoo.budget`) before building it.
+    """
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add this architecture's options (data files, sizes) to `parser`."""

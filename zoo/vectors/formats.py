@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
@@ -37,7 +37,7 @@ import numpy as np
 from zoo.errors import DataError, TruncatedFileError
 from zoo.vectors.reading import CORRUPT_GZIP, MAX_WORD_BYTES, corrupt_gzip, decode_word, open_binary
 
-__all__ = ["describe_format", "detect_binary", "read_word2vec", "write_word2vec"]
+__all__ = ["check_finite", "describe_format", "detect_binary", "read_word2vec", "write_word2vec"]
 
 _FIRST_LINE_BYTES = 1 << 20  # a header, or a GloVe vector of up to ~16k numbers
 _SAMPLE_BYTES = 1 << 24  # the most read to tell text from binary
@@ -158,13 +158,60 @@ def _detect(path: Path, binary: bool | None, no_header: bool | None) -> _Layout:
     if no_header is False or (no_header is None and header is not None and not _one_dimensional(header, second)):
         if header is None:
             raise _not_a_header(first, path)
-        return _Layout(*header, binary if binary is not None else _looks_binary(after, header[1]))
+        layout = _Layout(*header, binary if binary is not None else _looks_binary(after, header[1]))
+        _check_claims(path, layout, after, binary)
+        return layout
     if binary:
         raise DataError(f"{path}: a file without a header is read as text only (as gensim does); drop binary=True")
     dim = _vector_width(_fields(first))
     if dim < (1 if no_header or header is not None else 2):  # one number after a word: only when sure
         raise _not_a_header(first, path)
     return _Layout(None, dim, False)
+
+
+def _text_width(after: bytes) -> int:
+    """How many numbers the record after the header holds when it is a text vector line, else 0."""
+    line, newline, _ = after.partition(b"\n")
+    try:
+        fields = line.decode("utf-8").rstrip().split(" ")
+    except UnicodeDecodeError:
+        return 0
+    return _vector_width(fields) if newline else 0
+
+
+def _check_claims(path: Path, layout: _Layout, after: bytes, binary: bool | None) -> None:
+    """Refuse a header the file cannot be, before anything is allocated from it: a text file read
+    as binary, a dimension the first record contradicts or a plain file is too small to hold, a
+    table over the memory budget."""
+    count, dim = layout.count or 0, layout.dim
+    width = _text_width(after)
+    if layout.binary and width == dim:
+        raise DataError(
+            f"{path}: read as binary, but it is a text file (its first vector is a line of {dim} numbers): "
+            "drop binary=True (or pass binary=False)"
+        )
+    if layout.binary and binary is None and width >= 1:
+        raise DataError(
+            f"{path}: the header says dimension {dim} but the first vector is a text line of {width} numbers: "
+            "a damaged header? Fix the header line ('<count> <dim>')"
+        )
+    row = (4 * dim + 1) if layout.binary else (2 * dim + 1)  # a binary row; the shortest text row ("0 " each)
+    if not path.name.endswith(".gz") and _is_plain(path):
+        size = path.stat().st_size
+        if row > size:
+            raise DataError(
+                f"{path}: the header says vectors of dimension {dim}, at least {row} bytes each, but the whole file "
+                f"is {size} bytes: a damaged or crafted header"
+            )
+        count = min(count, size // row)
+    from zoo.budget import check_memory
+
+    check_memory(2 * 4 * dim * max(count, 1), f"{path}: {count} vectors of dimension {dim} (float32, while growing)")
+
+
+def _is_plain(path: Path) -> bool:
+    with open(path, "rb") as probe:
+        return probe.read(2) != b"\x1f\x8b"
 
 
 def _fields(line: bytes) -> list[str]:
@@ -240,6 +287,7 @@ def read_word2vec(
     encoding: str = "utf-8",
     unicode_errors: str = "strict",
     no_header: bool | None = None,
+    allow_nonfinite: bool = False,
 ) -> tuple[list[str], np.ndarray]:
     """Read a word2vec text or binary file, or a GloVe text file: ``(words, vectors [V, D] float32)``.
 
@@ -251,6 +299,8 @@ def read_word2vec(
       ``"ignore"`` for files whose words were cut inside a multibyte character).
     - `no_header`: True for a text file without the ``<count> <dim>`` line (GloVe's),
       False to demand one, None (the default) to tell from the first lines.
+    - `allow_nonfinite`: load vectors holding NaN or infinity (or a number past float32's
+      range) instead of refusing the file; searches never rank such a row.
 
     A repeated word keeps its first vector. A truncated file raises `zoo.errors.TruncatedFileError`
     (a `DataError` that is also the `EOFError` gensim raises).
@@ -268,6 +318,10 @@ def read_word2vec(
                 words, vectors = read(handle, count, layout.dim, path, encoding, unicode_errors)
         except CORRUPT_GZIP as error:
             raise corrupt_gzip(path, error) from None
+    if not allow_nonfinite:
+        first_line = 1 if layout.count is None else 2
+        where = "vector {row}" if layout.binary else "line {line}"
+        check_finite(vectors, words, path, lambda row: where.format(row=row, line=row + first_line))
     seen: dict[str, int] = {}
     for i, word in enumerate(words):
         seen.setdefault(word, i)
@@ -277,9 +331,25 @@ def read_word2vec(
     return words, vectors
 
 
+def check_finite(vectors: np.ndarray, words: Sequence[str], path: Path, where: Callable[[int], str]) -> None:
+    """Raise `DataError` naming the first row of `vectors` ``[V, D]`` that holds NaN or infinity
+    (a text value past float32's range, 1e39 say, reads as infinity): its file, word and place."""
+    finite = np.isfinite(vectors).all(axis=1) if vectors.size else np.ones(len(vectors), bool)
+    if finite.all():
+        return
+    row = int(np.argmin(finite))
+    bad = vectors[row][~np.isfinite(vectors[row])][0]
+    raise DataError(
+        f"{path}: {where(row)} ({words[row][:40]!r}) holds {bad} (NaN, infinity or a number past float32's range; "
+        f"{int((~finite).sum())} such vectors in all): a damaged file? Pass allow_nonfinite=True "
+        "(zoo: --allow-nonfinite) to load it anyway"
+    )
+
+
 def _numbers(values: list[str], path: Path, where: str, word: str) -> np.ndarray:
     try:
-        return np.asarray(values, dtype=np.float64)
+        with np.errstate(over="ignore"):  # past float32's range: infinity, which `check_finite` reports
+            return np.asarray(values, dtype=np.float64).astype(np.float32)
     except ValueError:
         bad = next(v for v in values if not _is_number(v))
         raise DataError(f"{path}: {where} ({word[:40]!r}): {bad[:40]!r} is not a number") from None
@@ -346,26 +416,30 @@ def _read_binary(handle, count, dim, path, encoding, unicode_errors):
     words = []
     vectors = _rows(dim)
     width = 4 * dim
-    buffer, pos = b"", 0
+    buffer, pos = bytearray(), 0
 
-    def refill(row: int, what: str) -> None:
-        nonlocal buffer, pos
-        more = handle.read(min(max(1 << 16, 2 * width), 1 << 20))  # never a read as large as the header says
+    def refill(row: int, what: str, wanted: int) -> None:
+        """Read at least the bytes still missing for `wanted` (what the row needs), in one read:
+        the buffer grows in place, so a long row costs its length, not its length squared."""
+        nonlocal pos
+        del buffer[:pos]
+        pos = 0
+        more = handle.read(max(1 << 16, min(wanted - len(buffer), 1 << 26)))
         if not more:
             raise TruncatedFileError(
                 f"{path}: the header promises {count} vectors but the file ends inside {what} {row}"
             )
-        buffer, pos = buffer[pos:] + more, 0
+        buffer.extend(more)
 
     for row in range(count):
         while (space := buffer.find(b" ", pos)) < 0:
             if len(buffer) - pos > MAX_WORD_BYTES:
                 raise DataError(f"{path}: word {row} is longer than {MAX_WORD_BYTES} bytes: not a word2vec file?")
-            refill(row, "word")
+            refill(row, "word", 0)
         while len(buffer) < space + 1 + width:
             space -= pos  # refill drops the consumed prefix
-            refill(row, "vector")
-        word = decode_word(buffer[pos:space], path, f"vector {row}", encoding, unicode_errors).lstrip("\n")
+            refill(row, "vector", space + 1 + width)
+        word = decode_word(bytes(buffer[pos:space]), path, f"vector {row}", encoding, unicode_errors).lstrip("\n")
         vectors = _room(vectors, row)
         vectors[row] = np.frombuffer(buffer, dtype="<f4", count=dim, offset=space + 1)
         words.append(word)

@@ -15,7 +15,7 @@ from zoo.data.vocab import Vocab
 from zoo.errors import DataError, UnknownKeyError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
 from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs, gensim_word_pairs, score_word_pairs
-from zoo.vectors.formats import read_word2vec, write_word2vec
+from zoo.vectors.formats import check_finite, read_word2vec, write_word2vec
 
 __all__ = ["Key", "KeyedVectors", "OOVFunction", "Term"]
 
@@ -211,6 +211,7 @@ class KeyedVectors:
         no_header: bool | None = None,
         encoding: str = "utf-8",
         unicode_errors: str = "strict",
+        allow_nonfinite: bool = False,
     ) -> KeyedVectors:
         """From a zoo model file (``zoo.save`` of an embedder), a zoo vectors file
         (`zoo.vectors.zoo_file`, which `save` writes), a file in a format an installed plugin
@@ -234,8 +235,14 @@ class KeyedVectors:
             return keyed if limit is None else keyed.restrict(limit)
         plugged = sniff(path)
         if plugged is not None:
-            return read_format(path, plugged.name, limit=limit)
-        return cls.load_word2vec_format(path, None, binary, encoding, unicode_errors, limit=limit, no_header=no_header)
+            keyed = read_format(path, plugged.name, limit=limit)
+            if not allow_nonfinite:
+                check_finite(keyed.vectors, keyed.index_to_key, path, lambda row: f"word {row + 1}")
+            return keyed
+        return cls.load_word2vec_format(
+            path, None, binary, encoding, unicode_errors, limit=limit, no_header=no_header,
+            allow_nonfinite=allow_nonfinite,
+        )  # fmt: skip
 
     def save(self, fname: str | os.PathLike, *args: Any, **kwargs: Any) -> Path:
         """Write a zoo vectors file (safetensors: words, vectors, counts and subwords; data, never
@@ -256,6 +263,7 @@ class KeyedVectors:
         limit: int | None = None,
         datatype: Any = np.float32,
         no_header: bool | None = None,
+        allow_nonfinite: bool = False,
     ) -> KeyedVectors:
         """Read a word2vec text or binary file, or a GloVe text file, in gensim's argument order.
 
@@ -264,11 +272,13 @@ class KeyedVectors:
         ``word count`` file (word2vec.c's ``-save-vocab``); a word it lacks counts 0. Without
         it, ``get_vecattr(word, "count")`` answers as gensim: the number of words from that word's
         row to the end. `datatype` is the vectors' float type. A truncated file raises
-        `zoo.errors.TruncatedFileError`, which is also an `EOFError`.
+        `zoo.errors.TruncatedFileError`, which is also an `EOFError`. A vector holding NaN or
+        infinity is refused unless `allow_nonfinite`.
         """
         words, vectors = read_word2vec(
-            fname, binary=binary, limit=limit, encoding=encoding, unicode_errors=unicode_errors, no_header=no_header
-        )
+            fname, binary=binary, limit=limit, encoding=encoding, unicode_errors=unicode_errors, no_header=no_header,
+            allow_nonfinite=allow_nonfinite,
+        )  # fmt: skip
         counts = None if fvocab is None else _read_fvocab(fvocab, words, encoding, unicode_errors)
         return cls(words, vectors, counts=counts, dtype=datatype)
 
@@ -536,7 +546,8 @@ class KeyedVectors:
         """``[V, D]`` rows scaled to unit length (zero rows stay zero); computed once."""
         if self._unit is None:
             norms = self.norms[:, None]
-            unit = self.vectors / np.where(norms > 0, norms, 1.0)
+            with np.errstate(invalid="ignore"):  # a non-finite row (allow_nonfinite) stays non-finite
+                unit = self.vectors / np.where(norms > 0, norms, 1.0)
             unit.flags.writeable = False
             self._unit = unit
         return self._unit
@@ -646,13 +657,19 @@ class KeyedVectors:
 
     def _row_dots(self, vector: np.ndarray, end: int | None = None, start: int = 0) -> np.ndarray:
         """``[end - start]`` each row's dot product with `vector` over the row's norm (the cosine
-        when `vector` has unit length); 0 for a zero row."""
-        dots = self.vectors[start:end] @ np.asarray(vector, dtype=np.float32)
-        norms = self.norms[start:end]
-        return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+        when `vector` has unit length); 0 for a zero row, NaN for a non-finite one."""
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite rows score NaN, below
+            dots = self.vectors[start:end] @ np.asarray(vector, dtype=np.float32)
+            norms = self.norms[start:end]
+            scores = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+        scores[~np.isfinite(norms)] = np.nan  # a non-finite row scores NaN, which `_best` never ranks
+        return scores
 
     def _best(self, scores: np.ndarray, topn: int, exclude: set[int], offset: int = 0) -> list[tuple[str, float]]:
         """The `topn` highest scores as ``(word, score)``, rows in `exclude` left out (row = offset + position)."""
+        if not np.isfinite(scores).all():  # a non-finite row (loaded with allow_nonfinite) is never ranked
+            exclude = exclude | {offset + int(i) for i in np.flatnonzero(~np.isfinite(scores))}
+            scores = np.where(np.isfinite(scores), scores, -np.inf)
         wanted = min(topn + len(exclude), len(scores))
         best = np.argpartition(-scores, wanted - 1)[:wanted] if wanted else np.zeros(0, dtype=np.int64)
         best = best[np.argsort(-scores[best], kind="stable")]

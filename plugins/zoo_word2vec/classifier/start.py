@@ -19,7 +19,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from zoo.plugin_api import DataError, ModelSpec, build_from_spec
+from zoo.plugin_api import DataError, ModelSpec, build_from_spec, check_memory
 from zoo_word2vec.classifier.kernels import stored_buckets, uniform_rows
 from zoo_word2vec.classifier.model import hashed_rows
 
@@ -61,6 +61,22 @@ def _output(model: Any, seed: int) -> np.ndarray:
     return out
 
 
+def _check_start_memory(model: Any, rows: np.ndarray, nwords: int, buckets: int, dim: int) -> None:
+    """Refuse, before allocating, a start that passes the memory budget: the input rows (the words'
+    and at most every bucket the lines use), the output rows, and `stored_buckets`' two tables
+    of `bucket` entries."""
+    used = min(buckets, int(rows.size)) if model.bucket_ids is None or buckets == 0 else buckets
+    inputs = (nwords + used) * dim * 4 if model.bucket_ids is not None or buckets else nwords * dim * 4
+    if model.bucket_ids is None and not isinstance(model.input, jax.ShapeDtypeStruct):
+        inputs = int(np.prod(model.input.shape, dtype=np.float64)) * 4
+    outputs = int(np.prod(model.output.shape, dtype=np.float64)) * 4
+    check_memory(
+        inputs + outputs + 12 * buckets,
+        f"training the classifier ({nwords} words + up to {used} of bucket={buckets} n-gram rows, dim={dim}, "
+        f"{model.output.shape[0]} output rows)",
+    )
+
+
 def starting_point(model: Any, rows: np.ndarray, seed: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
     """``(model, input, output, rows)``: the model (a skeleton with the buckets to store, when they
     change), writable float32 copies of its matrices to train, and `rows` (fastText's layout) as
@@ -72,6 +88,7 @@ def starting_point(model: Any, rows: np.ndarray, seed: int) -> tuple[Any, np.nda
         )
     nwords, buckets, dim = model.spec["vocab_size"], hashed_rows(model.spec.params), model.spec["dim"]
     skeleton = isinstance(model.input, jax.ShapeDtypeStruct)
+    _check_start_memory(model, rows, nwords, buckets, dim)
     output = _output(model, seed)
     if not skeleton and model.bucket_ids is None:  # all rows stored (fastText's layout): go on from them
         inputs = aligned(tuple(model.input.shape))

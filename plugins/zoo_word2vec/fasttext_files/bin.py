@@ -43,6 +43,7 @@ from zoo.plugin_api import (
     CORRUPT_GZIP,
     MAX_WORD_BYTES,
     DataError,
+    check_memory,
     corrupt_gzip,
     decode_word,
     is_safetensors,
@@ -74,7 +75,9 @@ _SIGNATURE = struct.Struct("<2i")
 _FLAG = struct.Struct("<B")
 _READ = 1 << 16
 _CHUNK = 1 << 20  # bytes read at a time into a matrix (a read allocates its size before it gets any)
-_NGRAMS_PER_BYTE = 32  # the most n-grams a file may ask for, per byte it holds (real files: under 1)
+_NGRAMS_PER_BYTE = 2  # the most n-grams a file may ask for, per byte it holds (real files: well under 1)
+_LONGEST_NGRAM = 512  # characters: hashing takes a pass per character of the longest n-gram
+_BYTES_PER_NGRAM = 64  # what listing one n-gram costs at peak (its hash, start, length, row; their sorting)
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -357,9 +360,19 @@ def _read_matrix(source: _Source, rows: int, dim: int, what: str) -> np.ndarray:
 
 
 def _check_ngram_budget(model: FastTextModel, source: _Source) -> None:
-    total = int(model.ngram_counts().sum())
+    a = model.args
+    longest = min(a.maxn, 2 + max((len(s) for s in model.spellings[: model.nwords]), default=0))
+    if a.has_ngrams and longest > _LONGEST_NGRAM:
+        raise DataError(
+            f"{source.path}: maxn={a.maxn} asks for n-grams of up to {longest} characters of its words; zoo lists "
+            f"n-grams of at most {_LONGEST_NGRAM} (real models: maxn 6 or so): a damaged or crafted file"
+        )
+    counts = model.ngram_counts()
+    total = int(counts.sum())
+    if counts.size:  # the words' n-grams are listed a chunk at a time; a chunk holds at least its longest word
+        most = max(int(counts.max()), min(total, (1 << 24) // max(model.dim, 1)))
+        check_memory(_BYTES_PER_NGRAM * most, f"{source.path}: listing the n-grams of its words ({most} at a time)")
     if total > _NGRAMS_PER_BYTE * source.consumed + (1 << 20):
-        a = model.args
         raise DataError(
             f"{source.path}: minn={a.minn}, maxn={a.maxn} give its {model.nwords} words {total} n-grams, over "
             f"{_NGRAMS_PER_BYTE} per byte of the file (real models have fewer than one): a damaged or crafted file"

@@ -31,6 +31,7 @@ _LOSSES = {1: "hs", 2: "ns", 3: "softmax", 4: "ova"}
 _MODELS = {1: "cbow", 2: "sg", SUPERVISED: "supervised"}
 _WORDS_AT_ONCE = 1 << 16  # words whose n-grams are counted at a time
 _GATHER = 1 << 24  # floats gathered at a time when composing word vectors
+_SLOTS_AT_ONCE = 256  # rows summed slot by slot over all words; a longer word's rest is summed on its own
 
 
 @dataclass(frozen=True)
@@ -262,9 +263,12 @@ class FastTextModel:
         order = np.argsort(-sizes, kind="stable")  # longest first: slot s is used by a prefix
         by_size, first_gram = sizes[order], offsets[:-1][order]
         sums = self.input[start + order]
-        for slot in range(1, int(by_size[0]) if by_size.size else 0):
+        for slot in range(1, min(int(by_size[0]) if by_size.size else 0, _SLOTS_AT_ONCE)):
             users = int(np.searchsorted(-by_size, -slot, side="left"))  # words with more than `slot` rows
             sums[:users] += self.input[grams[first_gram[:users] + slot - 1]]
+        for i in range(int(np.searchsorted(-by_size, -_SLOTS_AT_ONCE, side="left"))):  # the few longer words:
+            rest = self.input[grams[first_gram[i] + _SLOTS_AT_ONCE - 1 : first_gram[i] + by_size[i] - 1]]
+            sums[i] = np.add.accumulate(np.concatenate([sums[i : i + 1], rest]), axis=0)[-1]  # the same order
         vectors = np.empty_like(sums)
         vectors[order] = sums * (1.0 / by_size).astype(np.float32)[:, None]
         return vectors

@@ -1,0 +1,59 @@
+"""NaN, infinity and numbers past float32's range in vector files: refused by default, never ranked."""
+
+import numpy as np
+import pytest
+
+from zoo.cli.main import main
+from zoo.errors import DataError
+from zoo.vectors import KeyedVectors
+from zoo.vectors.formats import write_word2vec
+
+WORDS = ["alpha", "beta", "gamma", "delta"]
+
+
+def _vectors():
+    return np.array([[1, 0, 0], [0.9, 0.1, 0], [0, 1, 0], [0, 0, 1]], np.float32)
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "1e39"])
+def test_text_files_name_the_file_word_and_line(tmp_path, bad):
+    path = tmp_path / "v.txt"
+    path.write_text("4 3\nalpha 1 0 0\nbeta 0.9 0.1 0\ngamma 0 %s 0\ndelta 0 0 1\n" % bad)
+    with pytest.raises(DataError, match=r"v\.txt: line 4 \('gamma'\) holds .*allow_nonfinite=True"):
+        KeyedVectors.load(path)
+    glove = tmp_path / "glove.txt"
+    glove.write_text("alpha 1 0 0\ngamma 0 %s 0\n" % bad)
+    with pytest.raises(DataError, match=r"line 2 \('gamma'\)"):
+        KeyedVectors.load(glove)
+    keyed = KeyedVectors.load(path, allow_nonfinite=True)
+    assert not np.isfinite(keyed["gamma"]).all()
+    ranked = [w for w, _ in keyed.most_similar("alpha", topn=10)]
+    assert ranked == ["beta", "delta"]
+
+
+def test_binary_files_are_checked_too(tmp_path):
+    vectors = _vectors()
+    vectors[3, 1] = np.nan
+    path = write_word2vec(tmp_path / "v.bin", WORDS, vectors, binary=True)
+    with pytest.raises(DataError, match=r"vector 3 \('delta'\)"):
+        KeyedVectors.load(path)
+    assert len(KeyedVectors.load_word2vec_format(path, allow_nonfinite=True)) == 4
+
+
+def test_a_nonfinite_query_ranks_nothing(tmp_path):
+    keyed = KeyedVectors(WORDS, _vectors())
+    assert keyed.most_similar(positive=[np.full(3, np.nan, np.float32)], topn=3) == []
+
+
+def test_the_cli_refuses_and_allows_on_request(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ZOO_HOME", str(tmp_path / "home"))
+    path = tmp_path / "v.txt"
+    path.write_text("3 2\nalpha 1 0\nbeta nan 1\ngamma 0.9 0.1\n")
+    assert main(["vectors", "similar", str(path), "alpha"]) == 2
+    assert "line 3 ('beta')" in capsys.readouterr().err
+    assert main(["vectors", "similar", str(path), "alpha", "--allow-nonfinite"]) == 0
+    out = capsys.readouterr().out
+    assert "gamma" in out and "beta" not in out
+    assert main(["import", str(path), "--as", "bad.v1"]) == 2
+    assert "allow-nonfinite" in capsys.readouterr().err
+    assert main(["import", str(path), "--as", "bad.v1", "--allow-nonfinite"]) == 0
