@@ -22,13 +22,15 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from zoo.errors import NameSyntaxError, WeightsError
+from zoo.data.inputs import read_small
+from zoo.errors import DataError, NameSyntaxError, WeightsError
 
 __all__ = ["PREFIX", "canonical", "hub_cache", "hub_file", "is_address"]
 
 PREFIX = "hf://"
 _PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_REF_BYTES = 4096
 
 
 def hub_cache(environ: Mapping[str, str] | None = None) -> Path:
@@ -60,7 +62,7 @@ def _parse(address: str) -> tuple[str, str, str, list[str]]:
     for what, part in [("owner", owner), ("repository", repo), ("revision", revision)] + [
         ("path part", p) for p in path
     ]:
-        if not _PART.match(part) or part.strip(".") == "":
+        if not _PART.fullmatch(part) or part.strip(".") == "":
             raise NameSyntaxError(
                 f"{address!r}: bad {what} {part!r} (letters, digits, '.', '-', '_'; no '..', no empty part)"
             )
@@ -73,12 +75,15 @@ def hub_file(address: str, environ: Mapping[str, str] | None = None) -> Path:
     owner, repo, revision, path = _parse(address)
     folder = hub_cache(environ) / f"models--{owner}--{repo}"
     commit = revision
-    if not _COMMIT.match(revision):
-        try:
-            commit = (folder / "refs" / revision).read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
+    if not _COMMIT.fullmatch(revision):
+        ref = folder / "refs" / revision
+        try:  # a ref holds 40 hex digits: a larger file, a FIFO or a device is refused, never read whole
+            commit = read_small(ref, "hub cache ref", limit=_REF_BYTES).decode("ascii").strip() if ref.exists() else ""
+        except UnicodeDecodeError:
             commit = ""
-        if not _COMMIT.match(commit):
+        except DataError as error:
+            raise WeightsError(f"{address}: {error}") from None
+        if not _COMMIT.fullmatch(commit):
             raise WeightsError(_not_cached(address, owner, repo, revision, path, folder))
     file = folder / "snapshots" / commit / Path(*path)
     if not file.is_file():

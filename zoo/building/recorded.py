@@ -48,7 +48,7 @@ def _fail(message: str) -> RecordError:
 def _name(value: Any, what: str, *, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
-    if not isinstance(value, str) or not IDENTIFIER.match(value):
+    if not isinstance(value, str) or not IDENTIFIER.fullmatch(value):
         raise _fail(f"{what} must be a name (lowercase letters, digits, '-', '_'), got {value!r}")
     return value
 

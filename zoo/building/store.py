@@ -41,6 +41,7 @@ import errno
 import json
 import os
 import secrets
+import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -49,7 +50,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zoo.errors import NameSyntaxError, WeightsError, close_matches
+from zoo.data.inputs import read_small
+from zoo.errors import DataError, NameSyntaxError, WeightsError, close_matches
 from zoo.naming.hookspecs import hookimpl
 from zoo.naming.names import IDENTIFIER
 
@@ -69,6 +71,8 @@ MAX_PART = 64
 """The longest NAME and the longest TAG of a stored name."""
 
 INDEX_FORMAT = 1
+MAX_INDEX_BYTES = 64 << 20
+"""The largest index (and safetensors header) the store reads: some 100,000 entries."""
 LOCK_TIMEOUT_S = 120.0
 """How long an import waits for another one to finish with the store."""
 
@@ -106,7 +110,7 @@ def _problem(name: object) -> str | None:
     if len(parts) != 2:
         return "it must be NAME.TAG: two parts joined by one dot"
     for part, what in zip(parts, ("NAME", "TAG"), strict=True):
-        if not IDENTIFIER.match(part):
+        if not IDENTIFIER.fullmatch(part):  # whole: a trailing newline is no part of a name
             return (
                 f"its {what} {part!r} must be lowercase letters, digits, '-' and '_', starting with a letter or digit"
             )
@@ -183,23 +187,71 @@ class Store:
     # -- reading ------------------------------------------------------------------------
 
     def _read_index(self) -> dict[str, dict[str, Any]]:
-        """The index's records; an unreadable or malformed index reads as empty (the files still list)."""
-        try:
-            data = json.loads(self.index_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        """The index's records; a malformed index reads as empty (the files still list). One that
+        cannot be read (no permission, a FIFO, a link, larger than any index) is a `WeightsError`."""
+        if not os.path.lexists(self.index_path):
             return {}
-        except (OSError, ValueError, RecursionError):
+        try:
+            text = read_small(self.index_path, "model store index", limit=MAX_INDEX_BYTES, follow=False)
+        except DataError as error:
+            raise WeightsError(f"model store {self.root}: {error}") from None
+        try:
+            data = json.loads(text.decode("utf-8"))
+        except (ValueError, RecursionError):
             return {}
         if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
             return {}
         return {k: v for k, v in data["models"].items() if is_name(k) and isinstance(v, dict)}
 
     def _stored_files(self) -> dict[str, Path]:
+        """The entries' files: regular files (a link or anything else in their place is left out)."""
+        if not os.path.lexists(self.models):
+            return {}
+        self._check_models_directory()
         try:
             found = {p.name[: -len(_SUFFIX)]: p for p in self.models.iterdir() if p.name.endswith(_SUFFIX)}
-        except OSError:
-            return {}
-        return {name: path for name, path in found.items() if is_name(name) and path.is_file()}
+        except OSError as error:
+            raise WeightsError(f"model store: cannot read {self.models}: {error.strerror or error}") from error
+        return {name: path for name, path in found.items() if is_name(name) and _is_regular(path)}
+
+    def _check_models_directory(self) -> None:
+        if self.models.is_symlink() or (os.path.lexists(self.models) and not self.models.is_dir()):
+            raise WeightsError(
+                f"model store: {self.models} is a symbolic link or not a directory; the store keeps its files in its "
+                "own directory: remove it (zoo recreates it)"
+            )
+
+    def _check_entry_path(self, name: str, path: Path) -> None:
+        """Refuse an entry path that holds anything but a regular file: a symbolic link (the store
+        would read or write its target, outside the store), a FIFO, a directory."""
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise WeightsError(f"model store: cannot read {path}: {error.strerror or error}") from error
+        if not stat.S_ISREG(info.st_mode):
+            what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+            raise WeightsError(
+                f"model store: the file of {name!r} ({path}) is {what}; the store serves and writes only its own "
+                f"regular files: remove it (rm {path}) and import the file again"
+            )
+
+    def _check_recorded(self, name: str, path: Path) -> None:
+        """Refuse a file that is not the one imported under `name`: its ``zoo.checksum`` (read from
+        its header, cheaply) must be the one the index recorded. The file's own checksum is
+        checked over its bytes when it is loaded (`zoo.load`)."""
+        record = self._read_index().get(name)
+        if record is None or not isinstance(record.get("checksum"), str) or not record["checksum"]:
+            return  # an entry the index does not know: its file alone speaks for it
+        found = _header_checksum(path)
+        if found != record["checksum"]:
+            what = "is not a zoo file" if found is None else f"has checksum {found[:23]}..."
+            raise WeightsError(
+                f"model store: the file of {name!r} ({path}) was replaced after it was imported: it {what}, but "
+                f"{record['checksum'][:23]}... was imported. Import it again (zoo import FILE --as {name} --replace) "
+                f"or remove it (zoo models --remove {name})"
+            )
 
     def entries(self) -> dict[str, StoreEntry]:
         """Every stored name (sorted) and its entry; only names whose file exists."""
@@ -217,7 +269,7 @@ class Store:
     def get(self, name: str) -> StoreEntry | None:
         """The entry of `name`, None if the store does not hold it (`name` must be valid)."""
         path = self.path_of(name)
-        if not path.is_file():
+        if not _is_regular(path):
             return None
         record = self._read_index().get(name)
         entry = _from_record(name, path, record) if record is not None else None
@@ -228,7 +280,13 @@ class Store:
         if not is_name(name):
             return None
         path = self.path_of(name)
-        return path if path.is_file() else None
+        if os.path.lexists(self.models):
+            self._check_models_directory()
+        self._check_entry_path(name, path)
+        if not path.is_file():
+            return None
+        self._check_recorded(name, path)
+        return path
 
     def describe_missing(self, name: str) -> str:
         """Why `name` is not found here, with the close stored names and how to add it."""
@@ -277,12 +335,15 @@ class Store:
         if kind not in ("model", "vectors"):
             raise WeightsError(f"a stored entry is a 'model' or 'vectors', not {kind!r}")
         with self.locked():
+            self._check_models_directory()
+            self._check_entry_path(name, path)  # never write through a link planted at the entry's path
             if path.exists() and not replace:
                 raise WeightsError(
                     f"the model store already holds {name!r}; choose another name, replace it "
                     f"(zoo import ... --replace), or remove it first (zoo models --remove {name})"
                 )
             write(path)
+            self._check_entry_path(name, path)
             date = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
             entry = StoreEntry(name, kind, architecture, path.stat().st_size, source, date, checksum, path)
             records = self._read_index()
@@ -338,7 +399,11 @@ class StoreResolver:
 
     @hookimpl(tryfirst=True)
     def zoo_resolve_weights(self, name: str, tag: str) -> str | None:
-        path = default_store().find(f"{name}.{tag}")
+        try:
+            path = default_store().find(f"{name}.{tag}")
+        except WeightsError as error:  # a link, a replaced file: said as the store's, not as a plugin's failure
+            error.raised_by_core = True  # type: ignore[attr-defined]
+            raise
         return None if path is None else str(path)
 
 
@@ -359,6 +424,29 @@ def _from_record(name: str, path: Path, record: Mapping[str, Any]) -> StoreEntry
     except OSError:
         size = record["size"]
     return StoreEntry(name, **{k: record[k] for k in fields if k != "size"}, size=size, path=path)
+
+
+def _is_regular(path: Path) -> bool:
+    """Whether `path` itself (not what a link points to) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _header_checksum(path: Path) -> str | None:
+    """The ``zoo.checksum`` in the safetensors header of `path`, None when it has none or is no such file."""
+    try:
+        with open(path, "rb") as handle:
+            size = int.from_bytes(handle.read(8), "little")
+            if not 2 <= size <= MAX_INDEX_BYTES:
+                return None
+            header = json.loads(handle.read(size).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    metadata = header.get("__metadata__") if isinstance(header, dict) else None
+    value = metadata.get("zoo.checksum") if isinstance(metadata, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _from_file(name: str, path: Path) -> StoreEntry:

@@ -30,8 +30,18 @@ def parse_overrides(items: Iterable[str] | None) -> dict[str, Any]:
     return overrides
 
 
+def printable(text: object) -> str:
+    """`text` with every control or invisible formatting character escaped as Python writes it
+    (``\\x1b``, ``\\n``, ``\\u202e``): a name or source from a file never drives the terminal."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
-    """Left-aligned columns; the last column is not padded."""
+    """Left-aligned columns, every cell `printable`; the last column is not padded."""
+    rows = [[printable(c) for c in row] for row in rows]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header) - 1)]
     lines = []
     for row in [header, *rows]:

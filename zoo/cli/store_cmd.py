@@ -13,7 +13,7 @@ import argparse
 import fnmatch
 from pathlib import Path
 
-from zoo.cli.common import table
+from zoo.cli.common import printable, table
 from zoo.naming.domains import argument_type
 
 __all__ = ["register"]
@@ -59,7 +59,8 @@ def run_import(args: argparse.Namespace) -> int:
         args.file, name, format=args.format, replace=args.replace, limit=args.limit, store=store,
         allow_nonfinite=args.allow_nonfinite,
     )  # fmt: skip
-    print(f"stored {entry.name}: {entry.kind}, {entry.architecture}, {_size(entry.size)} ({entry.path})")
+    shown = printable(f"{entry.name}: {entry.kind}, {entry.architecture}, {_size(entry.size)} ({entry.path})")
+    print(f"stored {shown}")
     return 0
 
 
@@ -76,7 +77,7 @@ def run_models(args: argparse.Namespace) -> int:
         return 0
     entries = [e for n, e in store.entries().items() if fnmatch.fnmatchcase(n, args.pattern)]
     if args.path:
-        print(f"store: {store.root}")
+        print(f"store: {printable(store.root)}")
     if not entries:
         what = "nothing" if args.pattern == "*" else f"nothing matching {args.pattern!r}"
         print(f"the model store ({store.root}) holds {what}; add a file with `zoo import FILE --as NAME.TAG`")

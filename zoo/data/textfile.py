@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from zoo.data.inputs import open_input
 from zoo.errors import DataError
 
 __all__ = ["MAX_LINE_CHARS", "LongLinesWarning", "TextFile", "decode_bytes", "open_text", "read_lines"]
@@ -75,7 +76,12 @@ def _check_codec(encoding: str, errors: str) -> None:
 
 
 def _open_binary(path: Path, gzipped: bool) -> BinaryIO:
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")
+    raw = open_input(path, "text file")  # a FIFO, device or directory: refused at once
+    if not gzipped:
+        return raw
+    unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
+    unzipped.myfileobj = raw  # closed with it, as gzip.open(path) closes the file it opened
+    return unzipped
 
 
 class _ByteRange(io.RawIOBase):
@@ -214,10 +220,8 @@ class TextFile:
         if max_chars < 1:
             raise DataError(f"max_chars must be positive, got {max_chars}")
         self.path, self.encoding, self.errors, self.max_chars = Path(path), encoding, errors, max_chars
-        if not self.path.is_file():
-            raise DataError(f"no {what} at {self.path}")
         self.line, self.skipped = 0, 0
-        with open(self.path, "rb") as probe:
+        with open_input(self.path, what) as probe:  # a missing file, a FIFO, a device: a DataError saying so
             head = probe.read(_SNIFF_BYTES)
         self.gzipped = head[:2] == _GZIP_MAGIC
         if b"\x00" in _text_head(head, self.gzipped) and _ascii_compatible(encoding):

@@ -43,7 +43,7 @@ class ParsedName:
 
 
 def _check(word: str, what: str, name: str) -> str:
-    if not IDENTIFIER.match(word):
+    if not IDENTIFIER.fullmatch(word):
         raise NameSyntaxError(
             f"invalid {what} {word!r} in model name {name!r}: use lowercase letters, digits,"
             " '-' and '_' (grammar: arch(+component|+slot=component)*[.tag])"

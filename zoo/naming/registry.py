@@ -317,6 +317,8 @@ class Registry:
         except KeyboardInterrupt:
             raise
         except BaseException as error:
+            if getattr(error, "raised_by_core", False):  # the store's own refusal: zoo's, not a plugin's
+                raise
             raise PluginError(
                 f"a plugin's {hook} hook failed: {type(error).__name__}: {error}. "
                 "Disable it with ZOO_DISABLE_PLUGINS=NAME (zoo plugins lists them)"

@@ -255,7 +255,7 @@ def _require(data: Mapping[str, Any], key: str, where: str) -> str:
 
 
 def _check_name(name: str, where: str) -> str:
-    if not IDENTIFIER.match(name):
+    if not IDENTIFIER.fullmatch(name):
         raise RegistryError(f"{where}: {name!r} is not a valid name (lowercase, digits, '-', '_')")
     return name
 

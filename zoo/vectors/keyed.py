@@ -15,6 +15,7 @@ from zoo.data.vocab import Vocab
 from zoo.errors import DataError, UnknownKeyError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
 from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs, gensim_word_pairs, score_word_pairs
+from zoo.data.inputs import check_regular
 from zoo.vectors.formats import check_finite, read_word2vec, write_word2vec
 
 __all__ = ["Key", "KeyedVectors", "OOVFunction", "Term"]
@@ -224,8 +225,7 @@ class KeyedVectors:
         from zoo.vectors.extensions import read_format, sniff
 
         path = locate(path)
-        if not path.is_file():
-            raise DataError(f"no vectors file at {path}")
+        check_regular(path, "vectors file")  # missing, a FIFO, a device: a DataError saying which
         if is_safetensors(path):
             from zoo.building.weights import load
             from zoo.vectors.zoo_file import read_if_vectors

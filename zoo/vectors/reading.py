@@ -10,6 +10,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
+from zoo.data.inputs import open_input
 from zoo.errors import DataError, TruncatedFileError
 
 __all__ = ["CORRUPT_GZIP", "MAX_WORD_BYTES", "corrupt_gzip", "decode_word", "open_binary"]
@@ -22,12 +23,16 @@ MAX_WORD_BYTES = 1 << 16
 
 
 def open_binary(path: Path, what: str) -> BinaryIO:
-    """`path` opened for reading bytes, gunzipped when its first bytes say gzip."""
-    if not path.is_file():
-        raise DataError(f"no {what} at {path}")
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == _GZIP_MAGIC
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")
+    """`path` opened for reading bytes, gunzipped when its first bytes say gzip; a FIFO, device
+    or directory is a `DataError` at once (`zoo.data.inputs.open_input`)."""
+    raw = open_input(path, what)
+    gzipped = raw.read(2) == _GZIP_MAGIC
+    raw.seek(0)
+    if not gzipped:
+        return raw
+    unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
+    unzipped.myfileobj = raw  # closed with it, as gzip.open(path) closes the file it opened
+    return unzipped
 
 
 def corrupt_gzip(path: Path, error: BaseException) -> DataError:
