@@ -81,7 +81,7 @@ def trained(request, corpus):
 def test_a_made_up_word_lands_next_to_its_stem(trained):
     model, stats = trained
     kv = KeyedVectors.from_model(model)
-    assert "walkers" not in kv
+    assert not kv.has_index_for("walkers") and "walkers" in kv  # gensim's: any word has a vector
     for stem in STEMS:
         made_up = stem + "ers"  # never in the corpus: only its n-grams know it
         nearest = [w for w, _ in kv.most_similar(made_up, topn=4)]

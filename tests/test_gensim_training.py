@@ -159,7 +159,7 @@ def test_vocabulary_follows_gensims_rules():
         (lambda: Word2Vec(workers=0), "workers"),
         (lambda: FastText(sg=0), "sg"),
         (lambda: FastText(word_ngrams=2), "word_ngrams"),
-        (lambda: FastText(bucket=0), "bucket"),
+        (lambda: FastText(bucket=-1), "bucket"),
     ],
 )
 def test_options_zoo_does_not_implement_are_refused_by_name(make, option):

@@ -13,7 +13,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from zoo.plugin_api import DataError, KeyedVectors
+import numpy as np
+
+from zoo.plugin_api import DataError, KeyedVectors, UnknownKeyError
 from zoo_word2vec.fasttext_files.bin import read_fasttext_bin, write_fasttext_bin
 from zoo_word2vec.fasttext_files.model import FastTextModel, fasttext_from_zoo
 from zoo_word2vec.fasttext_model import FastText
@@ -56,7 +58,67 @@ def write_keyed_bin(keyed: KeyedVectors, path: str | os.PathLike) -> Path:
 
 
 class FastTextKeyedVectors(KeyedVectors):
-    """`KeyedVectors` whose `oov` is fastText's subword model: any word gets a vector."""
+    """`KeyedVectors` whose `oov` is fastText's subword model: any word gets a vector.
+
+    gensim's attributes of the subword model: `vectors_vocab` (``[V, D]`` the words' own
+    rows), `vectors_ngrams` (``[bucket, D]`` the n-gram rows), `bucket`, `min_n`, `max_n`.
+    """
+
+    def _settings(self) -> tuple[int, int, int, int]:
+        """``(words, bucket, min_n, max_n)`` of the subword model behind `oov`."""
+        zoo_model = _zoo_fasttext(self.oov)
+        if zoo_model is not None:
+            p = zoo_model.spec.params
+            return zoo_model.num_embeddings, int(p["buckets"]), int(p["min_n"]), int(p["max_n"])
+        if isinstance(self.oov, FastTextModel):
+            args = self.oov.args
+            return self.oov.nwords, args.bucket, args.minn, args.maxn
+        raise DataError("these vectors have no fastText subword model behind them")
+
+    def _rows(self) -> np.ndarray:
+        """``[words + bucket, D]`` the input rows of the subword model behind `oov`."""
+        zoo_model = _zoo_fasttext(self.oov)
+        return np.asarray(zoo_model.input) if zoo_model is not None else self.oov.input
+
+    @property
+    def vectors_vocab(self) -> np.ndarray:
+        """``[V, D]`` the vocabulary words' own input rows (before their n-grams are added)."""
+        return self._rows()[: min(self._settings()[0], len(self))]
+
+    @property
+    def vectors_ngrams(self) -> np.ndarray:
+        """``[bucket, D]`` the n-gram bucket rows."""
+        return self._rows()[self._settings()[0] :]
+
+    @property
+    def bucket(self) -> int:
+        """Hash buckets of the n-grams (0: no n-grams)."""
+        return self._settings()[1]
+
+    @property
+    def min_n(self) -> int:
+        return self._settings()[2]
+
+    @property
+    def max_n(self) -> int:
+        return self._settings()[3]
+
+    def __contains__(self, key: object) -> bool:
+        """As gensim's: any word when there are n-gram buckets (each gets a vector), else the
+        vocabulary's words (`has_index_for` is the vocabulary alone)."""
+        if isinstance(key, str) and self.bucket > 0:
+            return True
+        return self.has_index_for(key)
+
+    def _has_vector(self, key: object) -> bool:
+        return self.has_index_for(key) or (isinstance(key, str) and self.bucket > 0)
+
+    def get_vector(self, key: Any, norm: bool = False) -> np.ndarray:
+        """As `KeyedVectors.get_vector`; a word outside the vocabulary composed of its n-grams
+        (without buckets: `UnknownKeyError`, a `KeyError`, as gensim's)."""
+        if isinstance(key, str) and self.bucket == 0 and not self.has_index_for(key):
+            raise UnknownKeyError(f"cannot calculate vector for OOV word {key!r} without ngrams (bucket=0)")
+        return super().get_vector(key, norm)
 
     @classmethod
     def load_fasttext_bin(

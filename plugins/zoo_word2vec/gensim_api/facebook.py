@@ -1,0 +1,98 @@
+"""gensim's ``load_facebook_model`` and ``save_facebook_model``: whole fastText models in and out.
+
+A fastText ``.bin`` (unsupervised: ``fasttext skipgram``) becomes a `FastText` that trains on:
+its words and counts, its word and n-gram bucket rows, its output layer and its training
+settings (dim, ws, epoch, neg, minCount, t, minn, maxn, bucket). `save_facebook_model` writes a
+`FastText` back as a ``.bin`` that the fastText package loads, with every word's vector (in the
+vocabulary or not) the one zoo computes.
+
+One word differs, as in gensim: fastText's end of line ``</s>`` has no n-grams in fastText, so
+its vector there is its own row; zoo (and gensim) compose it from its n-grams like any word
+(the row `save_facebook_model` writes for it is zoo's whole vector, so fastText reads that).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+import zoo
+from zoo.plugin_api import DataError, Vocab
+from zoo_word2vec.fasttext_files.bin import read_fasttext_bin, write_fasttext_bin
+from zoo_word2vec.fasttext_files.model import SUPERVISED, fasttext_from_zoo
+from zoo_word2vec.gensim_api.fasttext import FastText
+
+__all__ = ["load_facebook_model", "save_facebook_model"]
+
+
+def load_facebook_model(path: str | os.PathLike, encoding: str = "utf-8") -> FastText:
+    """The fastText model in the ``.bin`` at `path` as a `FastText` whose `train` goes on from it.
+
+    The settings come from the file (gensim's mapping: ``vector_size=dim``, ``window=ws``,
+    ``epochs=epoch``, ``negative=neg``, ``min_count=minCount``, ``sample=t``, ``min_n=minn``,
+    ``max_n=maxn``, ``bucket``, ``sg`` from the model, ``hs`` from the loss); the learning rate,
+    which fastText does not store, is gensim's default. An option zoo does not train (a
+    loss or model it lacks) is refused naming it; a classifier (``fasttext supervised``) is
+    refused too: read it with ``zoo.load``.
+    """
+    stored = read_fasttext_bin(path, output=True, encoding=encoding)
+    args = stored.args
+    if args.model == SUPERVISED:
+        raise DataError(f"{path} is a fastText classifier (supervised), not word vectors: read it with zoo.load(path)")
+    if stored.output is None or stored.output.shape[0] != stored.nwords:
+        raise DataError(f"{path}: the output layer has {stored.output_rows} rows, expected one per word")
+    model = FastText(
+        vector_size=args.dim,
+        window=args.ws,
+        epochs=args.epoch,
+        negative=args.neg,
+        hs=int(args.loss == 1),
+        sg=int(args.model == 2),
+        bucket=args.bucket,
+        min_count=args.min_count,
+        sample=args.t,
+        min_n=args.minn,
+        max_n=args.maxn,
+    )
+    vocab = Vocab(stored.words, stored.counts)
+    fresh = zoo.build(model.name, vocab=vocab, key=jax.random.key(model.seed), **model._hyperparameters())
+    if tuple(fresh.input.shape) != stored.input.shape:
+        raise DataError(f"{path}: an input matrix of shape {stored.input.shape}, expected {tuple(fresh.input.shape)}")
+    model._model = eqx.tree_at(
+        lambda m: (m.input, m.output), fresh, (jnp.asarray(stored.input), jnp.asarray(stored.output))
+    )
+    model.corpus_total_words = int(stored.ntokens or stored.counts.sum())
+    return model
+
+
+def save_facebook_model(
+    model: FastText,
+    path: str | os.PathLike,
+    encoding: str = "utf-8",
+    lr_update_rate: int = 100,
+    word_ngrams: int = 1,
+) -> Path:
+    """Write `model` (a trained `FastText`) as a fastText ``.bin`` (version 12) that the fastText
+    package loads and gensim's ``load_facebook_model`` reads; `lr_update_rate` is stored in its
+    settings. Words are written in `encoding` (fastText reads UTF-8). `word_ngrams` must be 1, as
+    in gensim."""
+    if not isinstance(model, FastText) or model.zoo_model is None:
+        raise DataError("save_facebook_model writes a FastText model with a vocabulary (build_vocab and train first)")
+    if word_ngrams != 1:
+        raise DataError(f"word_ngrams={word_ngrams}: fastText's word vectors use single words only (word_ngrams=1)")
+    stored = fasttext_from_zoo(model.zoo_model)
+    args = dataclasses.replace(
+        stored.args,
+        model=2 if model.sg else 1,
+        loss=1 if getattr(model, "hs", 0) else 2,
+        lr_update_rate=lr_update_rate,
+        min_count=model.min_count,
+    )
+    spellings = [w.encode(encoding) for w in stored.words]
+    stored = dataclasses.replace(stored, args=args, spellings=spellings, ntokens=model.corpus_total_words or None)
+    return write_fasttext_bin(path, stored)
