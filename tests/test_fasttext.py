@@ -176,7 +176,8 @@ def test_the_kernel_updates_after_each_context_word_as_fasttext():
     tables = SamplingTables(rng.integers(1, 50, vocab), 0.0, 0.5)
     args = (tables.keep, tables.alias_threshold, tables.alias_index, 4, 3)
     ours0, ours1 = syn0.copy(), syn1.copy()
-    loss, pairs, raw = fasttext_job(ours0, ours1, padded, counts, sentence, *args, 0.1, 0.1, np.uint64(7))
+    no_tree = (np.zeros((0, dim), np.float32), np.full((1, 1), -1, np.int32), np.zeros((1, 1), np.int32), True)
+    loss, pairs, raw = fasttext_job(ours0, ours1, *no_tree, padded, counts, sentence, *args, 0.1, 0.1, np.uint64(7))
     expected = literal_fasttext_job(syn0, syn1, padded, counts, sentence, *args, 0.1)
     assert raw == 40 and pairs > 40
     np.testing.assert_allclose(ours0, syn0, rtol=1e-5, atol=1e-6)
@@ -186,6 +187,7 @@ def test_the_kernel_updates_after_each_context_word_as_fasttext():
 
 def test_the_jax_step_trains_a_window_context_by_context_as_fasttext():
     from zoo_word2vec.fasttext_step import repeat_factors, window_updates
+    from zoo_word2vec.output_layer import noise_targets
 
     rng = np.random.default_rng(4)
     dim, outputs_per_slot = 6, 3
@@ -197,8 +199,9 @@ def test_the_jax_step_trains_a_window_context_by_context_as_fasttext():
     mask = np.array([True, True, False, True])
     moves = repeat_factors(subwords, sub_mask)
     assert float(moves[0]) == pytest.approx((2**2 + 1 + 1) / 4)  # rows 4, 9, 7 listed 2, 1, 1 times
+    targets = noise_targets(outputs)
     got_in, got_out, got_loss = window_updates(
-        syn0[subwords[0]], sub_mask[0], moves[0], syn1[outputs], outputs, mask, np.float32(0.2)
+        syn0[subwords[0]], sub_mask[0], moves[0], syn1[outputs], targets.labels, targets.weights, mask, np.float32(0.2)
     )
     rows, out_updates, loss = syn0.copy(), np.zeros((4, outputs_per_slot, dim), np.float32), 0.0
     total = np.zeros(dim, np.float32)

@@ -194,8 +194,21 @@ def test_dynamic_window_averages_window_plus_one_contexts(backend):
 
         syn = np.zeros((50, 4), dtype=np.float32)
         job = np.append(words, -1).astype(np.int32)
+        no_tree = (np.zeros((0, 4), np.float32), np.full((1, 1), -1, np.int32), np.zeros((1, 1), np.int32))
         _, pairs, raw = kernels.skipgram_job(
-            syn, syn.copy(), job, tables.keep, tables.alias_threshold, tables.alias_index, window, 2, 0.0, 0.0, 1
+            syn,
+            syn.copy(),
+            *no_tree,
+            True,
+            job,
+            tables.keep,
+            tables.alias_threshold,
+            tables.alias_index,
+            window,
+            2,
+            0.0,
+            0.0,
+            1,
         )
     else:
         bits = jax.random.bits(jax.random.key(1), words.shape, np.uint32)

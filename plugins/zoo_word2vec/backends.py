@@ -26,7 +26,15 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from zoo.plugin_api import DataError
 from zoo_word2vec.sampling import alias_table, keep_thresholds, noise_distribution
 
-__all__ = ["BACKENDS", "JaxRunner", "NumbaRunner", "SamplingTables", "choose_backend", "numba_available"]
+__all__ = [
+    "BACKENDS",
+    "JaxRunner",
+    "NumbaRunner",
+    "SamplingTables",
+    "choose_backend",
+    "numba_available",
+    "tree_arrays",
+]
 
 BACKENDS = ("auto", "numba", "jax")
 
@@ -65,14 +73,26 @@ class SamplingTables:
         self.alias_threshold, self.alias_index = table.threshold, table.alias
 
 
+def _matrices(model: Any) -> tuple[Any, Any, Any]:
+    """The trained matrices of `model`: ``input``, ``output``, ``tree_output`` (None where it has none)."""
+    return model.input, model.output, model.tree_output
+
+
 def _without_matrices(model: Any) -> Any:
-    """`model` with its ``input`` and ``output`` matrices dropped, so a runner does not keep
-    the initial ones alive while it trains its own copies."""
-    return eqx.tree_at(lambda m: (m.input, m.output), model, (None, None))
+    """`model` with its trained matrices dropped, so a runner does not keep the initial ones
+    alive while it trains its own copies."""
+    return eqx.tree_at(_matrices, model, (None, None, None), is_leaf=lambda x: x is None)
 
 
-def _with_matrices(skeleton: Any, input: Any, output: Any) -> Any:
-    return eqx.tree_at(lambda m: (m.input, m.output), skeleton, (input, output), is_leaf=lambda x: x is None)
+def _with_matrices(skeleton: Any, input: Any, output: Any, tree_output: Any) -> Any:
+    return eqx.tree_at(_matrices, skeleton, (input, output, tree_output), is_leaf=lambda x: x is None)
+
+
+def tree_arrays(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The model's paths ``(tree_nodes, tree_codes)`` as int32 arrays; one empty path without hs."""
+    if model.tree_nodes is None:
+        return np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), dtype=np.int32)
+    return np.asarray(model.tree_nodes, dtype=np.int32), np.asarray(model.tree_codes, dtype=np.int32)
 
 
 def _aligned_copy(array: Any, alignment: int = 64) -> np.ndarray:
@@ -90,19 +110,26 @@ def _aligned_copy(array: Any, alignment: int = 64) -> np.ndarray:
 class NumbaRunner:
     """Trains a model with a compiled job kernel, Hogwild across threads.
 
-    The kernel is called as ``kernel(W, W', *extra, job, keep, alias_threshold,
-    alias_index, window, negative, alpha_start, alpha_end, seed)`` and updates
-    NumPy copies of the model's ``input`` and ``output`` matrices in place; the
-    trained model adopts those buffers without a further copy, so training holds
-    the matrices twice at most (the caller's and the runner's).
+    The kernel is called as ``kernel(W, W', W'_tree, tree_nodes, tree_codes, *extra, job,
+    keep, alias_threshold, alias_index, window, negative, alpha_start, alpha_end, seed)``
+    and updates NumPy copies of the model's ``input``, ``output`` and ``tree_output``
+    matrices in place (a missing one is ``[0, D]``); the trained model adopts those
+    buffers without a further copy, so training holds the matrices twice at most (the
+    caller's and the runner's).
     """
 
     parallel = True
 
     def __init__(self, model: Any, tables: SamplingTables, kernel: Any, extra: tuple = ()) -> None:
-        self._model, self._kernel, self._extra, self._tables = _without_matrices(model), kernel, extra, tables
+        self._model, self._kernel, self._tables = _without_matrices(model), kernel, tables
+        self._extra = (*tree_arrays(model), *extra)
+        dim = model.input.shape[1]
+        self._present = (model.output is not None, model.tree_output is not None)
         self.syn0 = _aligned_copy(model.input)
-        self.syn1 = _aligned_copy(model.output)
+        self.syn1, self.syn1hs = (
+            _aligned_copy(m) if m is not None else np.zeros((0, dim), np.float32)
+            for m in (model.output, model.tree_output)
+        )
         self._window, self._negative = int(model.spec["window"]), int(model.spec["negative"])
         self.run(np.full(1, -1, dtype=np.int32), 0.0, 0.0, 0)  # compile (or load from cache) before timing starts
 
@@ -111,6 +138,7 @@ class NumbaRunner:
         return self._kernel(
             self.syn0,
             self.syn1,
+            self.syn1hs,
             *self._extra,
             job,
             t.keep,
@@ -125,14 +153,19 @@ class NumbaRunner:
 
     def snapshot(self) -> Any:
         """The model with the runner's matrices as they are (not copied: call it while no job runs)."""
-        return _with_matrices(self._model, self.syn0, self.syn1)
+        return _with_matrices(self._model, self.syn0, *self._outputs(lambda m: m))
+
+    def _outputs(self, adopt: Any) -> tuple[Any, Any]:
+        return tuple(
+            adopt(m) if here else None for m, here in zip((self.syn1, self.syn1hs), self._present, strict=True)
+        )
 
     def finish(self) -> Any:
         """The trained model; on the CPU it adopts the runner's buffers, so the runner is done with them."""
         # from_dlpack keeps the arrays on the CPU device: elsewhere they go to the default device
         adopt = jnp.from_dlpack if jax.default_backend() == "cpu" else jnp.asarray
-        trained = _with_matrices(self._model, adopt(self.syn0), adopt(self.syn1))
-        self.syn0 = self.syn1 = None
+        trained = _with_matrices(self._model, adopt(self.syn0), *self._outputs(adopt))
+        self.syn0 = self.syn1 = self.syn1hs = None
         return trained
 
 
@@ -140,9 +173,10 @@ class JaxRunner:
     """Trains a model with one jit-compiled step per job, padded to `job_words` (one compilation).
 
     `make_step(job_words=..., batch_windows=...)` builds the step, called as
-    ``step((W, W'), (keep, alias_threshold, alias_index), extra, tokens, key, a0, a1)``.
+    ``step((W, W', W'_tree), (keep, alias_threshold, alias_index), (tree_nodes, tree_codes,
+    *extra), tokens, key, a0, a1)`` (a matrix or the tree the model lacks is None).
 
-    With `mesh`, both matrices are split by rows over all of its devices (padded
+    With `mesh`, the matrices are split by rows over all of its devices (padded
     with untouched rows to a multiple of their number); the job and the tables
     are the same on every device.
     """
@@ -162,15 +196,17 @@ class JaxRunner:
     ) -> None:
         self._model = _without_matrices(model)
         self._job_words = -(-job_words // batch_windows) * batch_windows
-        self._rows = (model.input.shape[0], model.output.shape[0])
+        matrices = _matrices(model)
+        self._rows = tuple(m.shape[0] if m is not None else 0 for m in matrices)
         # copies: the step donates its matrices, and the caller's model must stay usable
-        self._params = (jnp.array(model.input, copy=True), jnp.array(model.output, copy=True))
+        self._params = tuple(jnp.array(m, copy=True) if m is not None else None for m in matrices)
         if mesh is not None:
-            self._params = tuple(_split_rows(p, mesh) for p in self._params)
+            self._params = tuple(_split_rows(p, mesh) if p is not None else None for p in self._params)
         self._tables = tuple(
             jnp.asarray(a) for a in (tables.keep, tables.alias_threshold, tables.alias_index.astype(np.int32))
         )
-        self._extra = tuple(jnp.asarray(a) for a in extra)
+        tree = (model.tree_nodes, model.tree_codes)
+        self._extra = tuple(jnp.asarray(a) if a is not None else None for a in (*tree, *extra))
         self._step = make_step(job_words=self._job_words, batch_windows=batch_windows)
 
     def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[Any, Any, int]:
@@ -190,11 +226,15 @@ class JaxRunner:
 
     def snapshot(self) -> Any:
         """The model with host copies of the matrices trained so far (the next step donates its own)."""
-        copies = (np.array(p)[:rows] for p, rows in zip(self._params, self._rows, strict=True))
+        copies = (
+            np.array(p)[:rows] if p is not None else None for p, rows in zip(self._params, self._rows, strict=True)
+        )
         return _with_matrices(self._model, *copies)
 
     def finish(self) -> Any:
-        matrices = (p if p.shape[0] == rows else p[:rows] for p, rows in zip(self._params, self._rows, strict=True))
+        matrices = (
+            p if p is None or p.shape[0] == rows else p[:rows] for p, rows in zip(self._params, self._rows, strict=True)
+        )
         return _with_matrices(self._model, *matrices)
 
 

@@ -36,7 +36,7 @@ from zoo.plugin_api import (
 )
 from zoo_word2vec import fasttext_step, jax_step
 from zoo_word2vec.backends import JaxRunner, NumbaRunner, SamplingTables, choose_backend
-from zoo_word2vec.fasttext_model import FastText
+from zoo_word2vec.fasttext_model import FastText, FastTextCBOW
 from zoo_word2vec.model import CBOW, SkipGram
 from zoo_word2vec.stream import EncodedCorpus, encode_parts
 from zoo_word2vec.training import (
@@ -98,26 +98,67 @@ def _encode(corpus: Corpus, vocab: Vocab, tokenizer: Any, text: dict[str, str], 
 
 class _Algorithm(NamedTuple):
     """How one model class trains: its kernel in `zoo_word2vec.kernels`, its JAX step builder
-    ``(window=, negative=, job_words=, batch_windows=) -> step``, and the arrays both also read."""
+    (``make_step(window=, negative=, hs=, shrink=, job_words=, batch_windows=, ...)``), the
+    settings and arrays the kernel reads after the tree (`kernel_extra`) and the arrays the
+    step reads after it (`step_extra`)."""
 
     kernel: str
     make_step: Callable[..., Any]
-    extra: Callable[[Any], tuple]
+    kernel_extra: Callable[[Any], tuple]
+    step_extra: Callable[[Any], tuple]
     streams: int  # the places its corpus is read from at once unless `fit` is told (see `fit`'s `streams`)
+    cbow: bool = False
 
 
 # fastText's threads (12 by default) each read their own share of the file; gensim's
 # iterable input, which zoo's word2vec is checked against, is read in order
 FASTTEXT_STREAMS = 12
 
+
+def _shrink(model: Any) -> bool:
+    return bool(model.spec.params.get("shrink_windows", True))
+
+
+def _cbow_mean(model: Any) -> bool:
+    return bool(model.spec.params.get("cbow_mean", 1))
+
+
+def _subword_tables(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(model.subwords), np.asarray(model.subword_counts)
+
+
+def _own_rows(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """word2vec CBOW's context words as rows of themselves (the CBOW kernel reads rows per word)."""
+    size = model.num_embeddings
+    return np.arange(size, dtype=np.int32)[:, None], np.ones(size, dtype=np.int32)
+
+
 _ALGORITHMS: dict[type, _Algorithm] = {
-    SkipGram: _Algorithm("skipgram_job", partial(jax_step.make_step, cbow=False), lambda m: (), 1),
-    CBOW: _Algorithm("cbow_job", partial(jax_step.make_step, cbow=True), lambda m: (), 1),
+    SkipGram: _Algorithm(
+        "skipgram_job", partial(jax_step.make_step, cbow=False), lambda m: (_shrink(m),), lambda m: (), 1
+    ),
+    CBOW: _Algorithm(
+        "cbow_job",
+        partial(jax_step.make_step, cbow=True),
+        lambda m: (_shrink(m), _cbow_mean(m), *_own_rows(m)),
+        lambda m: (),
+        1,
+        cbow=True,
+    ),
     FastText: _Algorithm(
         "fasttext_job",
         fasttext_step.make_step,
-        lambda m: (np.asarray(m.subwords), np.asarray(m.subword_counts)),
+        lambda m: (_shrink(m), *_subword_tables(m)),
+        _subword_tables,
         FASTTEXT_STREAMS,
+    ),
+    FastTextCBOW: _Algorithm(
+        "cbow_job",
+        partial(jax_step.make_step, cbow=True, subwords=True),
+        lambda m: (_shrink(m), _cbow_mean(m), *_subword_tables(m)),
+        _subword_tables,
+        FASTTEXT_STREAMS,
+        cbow=True,
     ),
 }
 
@@ -127,7 +168,8 @@ def _algorithm(model: Any) -> _Algorithm:
     if algorithm is None:
         names = ", ".join(sorted(cls.__name__ for cls in _ALGORITHMS))
         raise DataError(
-            f"fit trains {names} models (word2vec-skipgram, word2vec-cbow, fasttext), not a {type(model).__name__}"
+            f"fit trains {names} models (word2vec-skipgram, word2vec-cbow, fasttext, fasttext-cbow), "
+            f"not a {type(model).__name__}"
         )
     return algorithm
 
@@ -138,16 +180,22 @@ def make_runner(
     """What trains `model` on corpus jobs: its algorithm's numba kernel (``backend="numba"``)
     or its jit-compiled JAX step (``"jax"``, its matrices' rows split over `mesh` if given)."""
     algorithm = _algorithm(model)
-    extra = algorithm.extra(model)
     if mesh is not None and backend != "jax":
         raise DataError(f"a mesh needs backend='jax' (the numba kernels train on this host's CPU), got {backend!r}")
     if backend == "numba":
         from zoo_word2vec import kernels
 
-        return NumbaRunner(model, tables, getattr(kernels, algorithm.kernel), extra)
-    window, negative = int(model.spec["window"]), int(model.spec["negative"])
-    build = partial(algorithm.make_step, window=window, negative=negative)
-    return JaxRunner(model, tables, build, job_words=job_words, extra=extra, mesh=mesh)
+        return NumbaRunner(model, tables, getattr(kernels, algorithm.kernel), algorithm.kernel_extra(model))
+    settings = {
+        "window": int(model.spec["window"]),
+        "negative": int(model.spec["negative"]),
+        "hs": model.tree_output is not None,
+        "shrink": _shrink(model),
+    }
+    if algorithm.cbow:
+        settings["cbow_mean"] = _cbow_mean(model)
+    build = partial(algorithm.make_step, **settings)
+    return JaxRunner(model, tables, build, job_words=job_words, extra=algorithm.step_extra(model), mesh=mesh)
 
 
 def fit(
@@ -185,8 +233,8 @@ def fit(
     **Arguments:**
 
     - `model`: a word2vec-family model (``word2vec-skipgram``, ``word2vec-cbow``,
-      ``fasttext``); its spec holds the training settings (window, negative,
-      sample, alpha, min_alpha, epochs).
+      ``fasttext``, ``fasttext-cbow``); its spec holds the training settings (window,
+      shrink_windows, negative, hs, cbow_mean, sample, alpha, min_alpha, epochs).
     - `corpus`: a text file (plain or .gz), a folder, a glob pattern (``"corpus/*.txt.gz"``),
       several of them, or token lists; it is tokenised once with `tokenizer` into a
       temporary file of ids (files decoded with `encoding` and `errors`, see

@@ -1,4 +1,4 @@
-"""Compiled CPU kernels of the family: skip-gram, CBOW and FastText (numba).
+"""Compiled CPU kernels of the family: skip-gram, CBOW, FastText and FastText CBOW (numba).
 
 One call trains on one job: a slice of the encoded corpus (word ids, -1 between
 sentences) with plain sequential SGD, word2vec.c style. The kernels release the
@@ -18,6 +18,12 @@ then the input gradient added, whole, to every one of the center's rows, so
 the next context word meets the updated vector. The rows are written once per
 window; the vector the next context sees is kept exactly by adding the
 gradient to it (times the rows' multiplicities, for a row listed twice).
+
+The output layer (`zoo_word2vec.output_layer`): `syn1` the negative-sampling rows
+(``[0, D]`` without noise words), `syn1hs` the tree's node rows (``[0, D]`` without
+hierarchical softmax) with each word's path `tree_nodes` (-1 past its end) and codes
+`tree_codes` ``[V, depth]``; a pair trains against both when both are there. `shrink`
+false gives every word the whole window (gensim's ``shrink_windows=False``).
 """
 
 from __future__ import annotations
@@ -27,7 +33,16 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["cbow_job", "draw_noise", "fasttext_job", "negative_sampling", "next_sentence", "skipgram_job", "splitmix64"]
+__all__ = [
+    "cbow_job",
+    "draw_noise",
+    "fasttext_job",
+    "negative_sampling",
+    "next_sentence",
+    "skipgram_job",
+    "splitmix64",
+    "tree_softmax",
+]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -112,6 +127,28 @@ def negative_sampling(hidden, grad_hidden, syn1, target, negative, alpha, state,
 
 
 @njit(nogil=True, inline="always")
+def tree_softmax(hidden, grad_hidden, syn1hs, nodes, codes, alpha):
+    """Hierarchical softmax for one target: `hidden` against the nodes of its path `nodes`
+    (-1 past its end) towards its `codes`; adds to `grad_hidden`, updates the node rows; returns the loss."""
+    loss = 0.0
+    for d in range(nodes.shape[0]):
+        node = nodes[d]
+        if node < 0:
+            break
+        loss += output_update(hidden, grad_hidden, syn1hs[node], np.float64(codes[d]), alpha)
+    return loss
+
+
+@njit(nogil=True, inline="always")
+def _reach(window, shrink, state):
+    """This word's window: 1..window drawn (as word2vec.c), or the whole window without `shrink`."""
+    state, bits = splitmix64(state)
+    if shrink:
+        return state, window - np.int64(bits % np.uint64(window))
+    return state, np.int64(window)
+
+
+@njit(nogil=True, inline="always")
 def output_update(hidden, grad_hidden, row, label, alpha):
     """One output `row` against `hidden` with `label` (1: the target, 0: noise): adds the step
     (times -alpha) to `grad_hidden`, updates `row` in place; returns the pair's loss."""
@@ -142,18 +179,35 @@ def next_sentence(words, start, keep_threshold, state, kept):
 
 @njit(nogil=True, fastmath=True, cache=True)
 def skipgram_job(
-    syn0, syn1, words, keep_threshold, alias_threshold, alias_index, window, negative, alpha_start, alpha_end, seed
+    syn0,
+    syn1,
+    syn1hs,
+    tree_nodes,
+    tree_codes,
+    shrink,
+    words,
+    keep_threshold,
+    alias_threshold,
+    alias_index,
+    window,
+    negative,
+    alpha_start,
+    alpha_end,
+    seed,
 ):
-    """Skip-gram with negative sampling over one job; returns ``(loss_sum, pairs, raw_words)``.
+    """Skip-gram over one job; returns ``(loss_sum, pairs, raw_words)``.
 
     Each center word's window is one small block (Ji et al. 2016): its `c` context
     words' input rows against the output rows of the center and `negative` noise
-    words drawn once for the window, so each (context, center) pair still meets
-    `negative` negatives, but every row is read and written once per window.
+    words drawn once for the window (and, with hierarchical softmax, the nodes on the
+    center's path), so each (context, center) pair still meets `negative` negatives,
+    but every row is read and written once per window.
 
     **Arguments:**
 
-    - `syn0`, `syn1`: ``[V, D]`` float32 input and output matrices, updated in place.
+    - `syn0`: ``[V, D]`` float32 input matrix; `syn1`, `syn1hs`: the output layer (see the
+      module), all updated in place; `tree_nodes`, `tree_codes`: the paths; `shrink`: windows
+      drawn from 1..window.
     - `words`: ``[n]`` int32 ids, -1 between sentences.
     - `keep_threshold`: ``[V]`` uint32 subsampling thresholds; `alias_threshold`,
       `alias_index`: the noise alias table.
@@ -165,10 +219,13 @@ def skipgram_job(
     """
     state = np.uint64(seed)
     dim = syn0.shape[1]
+    hs = syn1hs.shape[0] > 0
     kept = np.empty(words.shape[0], dtype=np.int64)
-    outputs = np.empty(negative + 1, dtype=np.int64)
+    n_out = negative + 1 if syn1.shape[0] > 0 else 0
+    outputs = np.empty(max(n_out, 1), dtype=np.int64)
     grad_in = np.empty((2 * window, dim), dtype=np.float32)
-    grad_out = np.empty((negative + 1, dim), dtype=np.float32)
+    grad_out = np.empty((max(n_out, 1), dim), dtype=np.float32)
+    grad_tree = np.empty((tree_nodes.shape[1], dim), dtype=np.float32)
     n = words.shape[0]
     loss, pairs, raw, start = 0.0, 0, 0, 0
     while start < n:
@@ -177,24 +234,39 @@ def skipgram_job(
         raw += n_raw
         start = end + 1
         for i in range(n_kept):
-            state, bits = splitmix64(state)
-            reach = window - np.int64(bits % np.uint64(window))
+            state, reach = _reach(window, shrink, state)
             lo, hi = max(0, i - reach), min(n_kept, i + reach + 1)
             if hi - lo < 2:
                 continue
             outputs[0] = kept[i]
-            for d in range(1, negative + 1):
+            for d in range(1, n_out):
                 state, outputs[d] = draw_noise(state, alias_threshold, alias_index)
-            loss += _window_block(syn0, syn1, kept, lo, hi, i, outputs, grad_in, grad_out, alpha)
+            for a in range(hi - lo - 1):
+                grad_in[a, :] = 0.0
+            if n_out > 0:
+                loss += _window_block(syn0, syn1, kept, lo, hi, i, outputs, n_out, grad_in, grad_out, alpha)
+            if hs:
+                loss += _tree_block(
+                    syn0, syn1hs, tree_nodes[kept[i]], tree_codes[kept[i]], kept, lo, hi, i, grad_in, grad_tree, alpha
+                )
+            a = 0
+            for j in range(lo, hi):
+                if j == i:
+                    continue
+                x = syn0[kept[j]]
+                gx = grad_in[a]
+                for k in range(dim):
+                    x[k] += gx[k]
+                a += 1
             pairs += hi - lo - 1
     return loss, pairs, raw
 
 
 @njit(nogil=True, inline="always")
-def _window_block(syn0, syn1, kept, lo, hi, center, outputs, grad_in, grad_out, alpha):
-    """Train contexts ``kept[lo:hi]`` (all but `center`) against `outputs`; return the loss."""
+def _window_block(syn0, syn1, kept, lo, hi, center, outputs, n_out, grad_in, grad_out, alpha):
+    """Score contexts ``kept[lo:hi]`` (all but `center`) against ``outputs[:n_out]``: add their
+    input gradients to `grad_in`, update the output rows; return the loss."""
     dim = syn0.shape[1]
-    n_out = outputs.shape[0]
     grad_out[:, :] = 0.0
     loss = 0.0
     a = 0
@@ -203,7 +275,6 @@ def _window_block(syn0, syn1, kept, lo, hi, center, outputs, grad_in, grad_out, 
             continue
         x = syn0[kept[j]]
         gx = grad_in[a]
-        gx[:] = 0.0
         for d in range(n_out):
             if d > 0 and outputs[d] == outputs[0]:
                 continue
@@ -224,29 +295,81 @@ def _window_block(syn0, syn1, kept, lo, hi, center, outputs, grad_in, grad_out, 
         gy = grad_out[d]
         for k in range(dim):
             y[k] += gy[k]
+    return loss
+
+
+@njit(nogil=True, inline="always")
+def _tree_block(syn0, syn1hs, nodes, codes, kept, lo, hi, center, grad_in, grad_tree, alpha):
+    """Score contexts ``kept[lo:hi]`` (all but `center`) against the nodes of the center's path:
+    add their input gradients to `grad_in`, update the node rows; return the loss."""
+    dim = syn0.shape[1]
+    depth = 0
+    while depth < nodes.shape[0] and nodes[depth] >= 0:
+        depth += 1
+    grad_tree[:depth, :] = 0.0
+    loss = 0.0
     a = 0
     for j in range(lo, hi):
         if j == center:
             continue
         x = syn0[kept[j]]
         gx = grad_in[a]
-        for k in range(dim):
-            x[k] += gx[k]
+        for d in range(depth):
+            y = syn1hs[nodes[d]]
+            f = np.float32(0.0)
+            for k in range(dim):
+                f += x[k] * y[k]
+            g, pair_loss = _logistic_step(f, np.float64(codes[d]), alpha)
+            loss += pair_loss
+            g32 = np.float32(g)
+            gy = grad_tree[d]
+            for k in range(dim):
+                gx[k] += g32 * y[k]
+                gy[k] += g32 * x[k]
         a += 1
+    for d in range(depth):
+        y = syn1hs[nodes[d]]
+        gy = grad_tree[d]
+        for k in range(dim):
+            y[k] += gy[k]
     return loss
 
 
 @njit(nogil=True, fastmath=True, cache=True)
 def cbow_job(
-    syn0, syn1, words, keep_threshold, alias_threshold, alias_index, window, negative, alpha_start, alpha_end, seed
+    syn0,
+    syn1,
+    syn1hs,
+    tree_nodes,
+    tree_codes,
+    shrink,
+    cbow_mean,
+    subwords,
+    subword_counts,
+    words,
+    keep_threshold,
+    alias_threshold,
+    alias_index,
+    window,
+    negative,
+    alpha_start,
+    alpha_end,
+    seed,
 ):
-    """CBOW (mean of the context vectors) with negative sampling over one job.
+    """CBOW over one job, word2vec's and FastText's; returns ``(loss_sum, examples, raw_words)``.
 
-    Arguments as `skipgram_job`. Each context word receives the whole hidden-layer
-    gradient, as in word2vec.c. Returns ``(loss_sum, examples, raw_words)``.
+    The hidden vector is the mean (`cbow_mean`; else the sum) of every input row of the
+    context words: word ``w``'s rows are ``subwords[w, :subword_counts[w]]`` (FastText: its
+    word and n-gram rows; word2vec: its own row, ``subwords = arange(V)[:, None]``). It is
+    scored against the center and `negative` noise words and, with hierarchical softmax, the
+    center's path; every context row then receives the whole hidden-layer gradient, as in
+    word2vec.c and fastText (divided by the rows' number for a sum, as gensim). Other
+    arguments as `skipgram_job`.
     """
     state = np.uint64(seed)
     dim = syn0.shape[1]
+    hs = syn1hs.shape[0] > 0
+    noise = negative if syn1.shape[0] > 0 else -1
     kept = np.empty(words.shape[0], dtype=np.int64)
     hidden = np.empty(dim, dtype=np.float32)
     grad = np.empty(dim, dtype=np.float32)
@@ -258,32 +381,43 @@ def cbow_job(
         raw += n_raw
         start = end + 1
         for i in range(n_kept):
-            state, bits = splitmix64(state)
-            reach = window - np.int64(bits % np.uint64(window))
+            state, reach = _reach(window, shrink, state)
             lo, hi = max(0, i - reach), min(n_kept, i + reach + 1)
-            count = hi - lo - 1
-            if count == 0:
+            if hi - lo < 2:
                 continue
             hidden[:] = 0.0
+            count = 0
             for j in range(lo, hi):
                 if j != i:
-                    row = syn0[kept[j]]
-                    for k in range(dim):
-                        hidden[k] += row[k]
+                    w = kept[j]
+                    for s in range(subword_counts[w]):
+                        row = syn0[subwords[w, s]]
+                        for k in range(dim):
+                            hidden[k] += row[k]
+                    count += subword_counts[w]
             scale = np.float32(1.0 / count)
-            for k in range(dim):
-                hidden[k] *= scale
+            if cbow_mean:
+                for k in range(dim):
+                    hidden[k] *= scale
             grad[:] = 0.0
-            state, example_loss = negative_sampling(
-                hidden, grad, syn1, kept[i], negative, alpha, state, alias_threshold, alias_index
-            )
-            loss += example_loss
+            if noise >= 0:
+                state, example_loss = negative_sampling(
+                    hidden, grad, syn1, kept[i], noise, alpha, state, alias_threshold, alias_index
+                )
+                loss += example_loss
+            if hs:
+                loss += tree_softmax(hidden, grad, syn1hs, tree_nodes[kept[i]], tree_codes[kept[i]], alpha)
+            if not cbow_mean:
+                for k in range(dim):
+                    grad[k] *= scale
             examples += 1
             for j in range(lo, hi):
                 if j != i:
-                    row = syn0[kept[j]]
-                    for k in range(dim):
-                        row[k] += grad[k]
+                    w = kept[j]
+                    for s in range(subword_counts[w]):
+                        row = syn0[subwords[w, s]]
+                        for k in range(dim):
+                            row[k] += grad[k]
     return loss, examples, raw
 
 
@@ -318,6 +452,10 @@ def _repeat_factor(subwords, word, count):
 def fasttext_job(
     syn0,
     syn1,
+    syn1hs,
+    tree_nodes,
+    tree_codes,
+    shrink,
     subwords,
     subword_counts,
     words,
@@ -335,18 +473,21 @@ def fasttext_job(
     Per (center, context) pair, fastText's update: the center's composed vector
     `hidden` against the context and `negative` noise words, the output rows
     updated at once, the input gradient ``g`` then added to each of the center's
-    rows. The rows receive the window's summed ``g`` at its end; `hidden`
+    rows (with hierarchical softmax the context's path is scored too). The rows receive
+    the window's summed ``g`` at its end; `hidden`
     follows them exactly, ``hidden += m * g`` (`_repeat_factor`), so each pair sees
     the vector that fastText's freshly recomputed mean would be.
 
     **Arguments:**
 
-    - `syn0`: ``[V + buckets, D]`` input rows; `syn1`: ``[V, D]`` output rows (in place).
+    - `syn0`: ``[V + buckets, D]`` input rows; `syn1`, `syn1hs`: the output layer (in place).
     - `subwords`: ``[V, S]`` each word's input rows (padded); `subword_counts`: ``[V]``.
     - the rest as `skipgram_job`.
     """
     state = np.uint64(seed)
     dim = syn0.shape[1]
+    hs = syn1hs.shape[0] > 0
+    n_out = negative + 1 if syn1.shape[0] > 0 else 0
     kept = np.empty(words.shape[0], dtype=np.int64)
     hidden = np.empty(dim, dtype=np.float32)
     grad = np.empty(dim, dtype=np.float32)
@@ -359,8 +500,7 @@ def fasttext_job(
         raw += n_raw
         start = end + 1
         for i in range(n_kept):
-            state, bits = splitmix64(state)
-            reach = window - np.int64(bits % np.uint64(window))
+            state, reach = _reach(window, shrink, state)
             lo, hi = max(0, i - reach), min(n_kept, i + reach + 1)
             if hi - lo < 2:
                 continue
@@ -381,7 +521,7 @@ def fasttext_job(
                     continue
                 target = kept[j]
                 grad[:] = 0.0
-                for d in range(negative + 1):
+                for d in range(n_out):
                     if d == 0:
                         other, label = target, 1.0
                     else:
@@ -390,6 +530,8 @@ def fasttext_job(
                             continue
                         label = 0.0
                     loss += output_update(hidden, grad, syn1[other], label, alpha)
+                if hs:
+                    loss += tree_softmax(hidden, grad, syn1hs, tree_nodes[target], tree_codes[target], alpha)
                 for k in range(dim):
                     total[k] += grad[k]
                     hidden[k] += moves * grad[k]

@@ -1,7 +1,8 @@
-"""Word2vec architectures: skip-gram and CBOW with negative sampling (Mikolov et al. 2013).
+"""Word2vec architectures: skip-gram and CBOW with negative sampling and/or hierarchical softmax (Mikolov et al. 2013).
 
-Both keep two matrices, the input vectors ``W`` (the embeddings users query) and
-the output vectors ``W'`` (word2vec.c's ``syn0`` and ``syn1neg``), and train on
+Both keep the input vectors ``W`` (the embeddings users query) and an output layer
+(`zoo_word2vec.output_layer`): the negative-sampling vectors ``W'`` (word2vec.c's ``syn0``
+and ``syn1neg``), the tree's node vectors (``syn1``) with ``hs``, or both; they train on
 *window blocks*: the context words around one center word, against the center
 (the positive) and `negative` noise words. A batch is
 
@@ -11,12 +12,14 @@ the output vectors ``W'`` (word2vec.c's ``syn0`` and ``syn1neg``), and train on
 
 Skip-gram scores every context word against every output word (each context
 predicts the center; the K noise words are shared by the window, Ji et al. 2016);
-CBOW scores the mean of the context vectors against the outputs. A noise word
-equal to the center is ignored. The loss is the negative-sampling objective
+CBOW scores the mean (``cbow_mean=1``) or the sum (0) of the context vectors against the
+outputs. A noise word equal to the center is ignored. The loss is the negative-sampling
+objective
 
     -log σ(u_c · v) - Σ_k log σ(-u_k · v),
 
-averaged over positive pairs (skip-gram) or windows (CBOW).
+plus, with ``hs``, ``-Σ log σ(±u_n · v)`` over the nodes ``n`` on the center's path in the
+tree, averaged over positive pairs (skip-gram) or windows (CBOW).
 
 ??? cite "Mikolov et al. 2013, Distributed Representations of Words and Phrases and their Compositionality"
 """
@@ -24,6 +27,7 @@ averaged over positive pairs (skip-gram) or windows (CBOW).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import ClassVar
 
 import equinox as eqx
@@ -32,6 +36,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from zoo.plugin_api import Embedder, Model, ModelSpec, Vocabularies
+from zoo_word2vec.output_layer import joined, logistic_terms, model_targets, output_layer
 
 __all__ = [
     "CBOW",
@@ -61,36 +66,35 @@ def init_matrices(
     return inputs, outputs
 
 
-def _log_sigmoid_terms(scores: Float[Array, "... out"], outputs: Int[Array, "... out"]) -> Float[Array, "..."]:
-    """``-log σ(s_0) - Σ_{k≥1} log σ(-s_k)`` over the last axis, skipping noise equal to the positive."""
-    positive = -jax.nn.log_sigmoid(scores[..., 0])
-    noise_ok = outputs[..., 1:] != outputs[..., :1]
-    negative = -jnp.sum(jnp.where(noise_ok, jax.nn.log_sigmoid(-scores[..., 1:]), 0.0), axis=-1)
-    return positive + negative
-
-
 def skipgram_block_loss(
     context: Float[Array, "ctx dim"],
     mask: Bool[Array, " ctx"],
-    output: Float[Array, "out dim"],
-    outputs: Int[Array, " out"],
+    rows: Float[Array, "out dim"],
+    labels: Bool[Array, " out"],
+    weights: Float[Array, " out"],
 ) -> Float[Array, ""]:
-    """Summed loss of one window block: every context row against every output row."""
-    scores = context @ output.T  # ctx x out
-    per_context = _log_sigmoid_terms(scores, jnp.broadcast_to(outputs, scores.shape))
+    """Summed loss of one window block: every context row against every output row
+    (`zoo_word2vec.output_layer.Targets`)."""
+    per_context = logistic_terms(context @ rows.T, labels[None, :], weights[None, :])
     return jnp.sum(jnp.where(mask, per_context, 0.0))
 
 
 def cbow_block_loss(
     context: Float[Array, "ctx dim"],
     mask: Bool[Array, " ctx"],
-    output: Float[Array, "out dim"],
-    outputs: Int[Array, " out"],
+    rows: Float[Array, "out dim"],
+    labels: Bool[Array, " out"],
+    weights: Float[Array, " out"],
+    *,
+    mean: bool = True,
 ) -> Float[Array, ""]:
-    """Loss of one window block: the mean context vector against the output rows (0 if no context)."""
+    """Loss of one window block: the mean (or, without `mean`, the sum) of the context vectors
+    against the output rows (0 if there is no context)."""
     count = jnp.sum(mask)
-    hidden = jnp.sum(jnp.where(mask[:, None], context, 0.0), axis=0) / jnp.maximum(count, 1)
-    return jnp.where(count > 0, _log_sigmoid_terms(output @ hidden, outputs), 0.0)
+    hidden = jnp.sum(jnp.where(mask[:, None], context, 0.0), axis=0)
+    if mean:
+        hidden = hidden / jnp.maximum(count, 1)
+    return jnp.where(count > 0, logistic_terms(rows @ hidden, labels, weights), 0.0)
 
 
 def window_example_batch(
@@ -111,19 +115,27 @@ def window_example_batch(
 
 
 class AbstractWord2Vec(Model, Embedder):
-    """What skip-gram and CBOW share: the two matrices, their construction, the
+    """What skip-gram and CBOW share: the matrices, their construction, the
     embedding, the window-block batches. A subclass says only how a batch is scored
     (`loss`), as equinox's ``Conv1d`` only fixes what ``Conv`` leaves open.
 
     **Hyperparameters** (``spec.params``): `vocab_size`, `embedding_size`; training settings
-    kept with the model: `window` (maximal; each center draws 1..window),
-    `negative`, `sample` (subsampling threshold), `ns_exponent` (noise ∝
-    count^exponent), `alpha` → `min_alpha` (linear decay), `epochs`;
-    `output_init` (0: outputs start at zero, as word2vec.c).
+    kept with the model: `window` (maximal; each center draws 1..window unless
+    `shrink_windows` is false), `negative` (noise words; 0: none), `hs` (hierarchical
+    softmax; one of the two must be on), `sample` (subsampling threshold), `ns_exponent`
+    (noise ∝ count^exponent), `alpha` → `min_alpha` (linear decay), `epochs`;
+    `output_init` (0: outputs start at zero, as word2vec.c); CBOW's `cbow_mean`.
+
+    **Parameters:** `input` ``[V, D]``; `output` ``[V, D]`` (None when ``negative = 0``);
+    `tree_output` ``[V, D]`` and the paths `tree_nodes`, `tree_codes` ``[V, depth]`` (None
+    without ``hs``; see `zoo_word2vec.output_layer`).
     """
 
     input: Float[Array, "vocab dim"]
-    output: Float[Array, "vocab dim"]
+    output: Float[Array, "vocab dim"] | None
+    tree_output: Float[Array, "vocab dim"] | None
+    tree_nodes: Int[Array, "vocab depth"] | None
+    tree_codes: Int[Array, "vocab depth"] | None
     num_embeddings: int = eqx.field(static=True)
     embedding_size: int = eqx.field(static=True)
     spec: ModelSpec = eqx.field(static=True)
@@ -134,7 +146,16 @@ class AbstractWord2Vec(Model, Embedder):
 
     def __init__(self, spec: ModelSpec, *, key: PRNGKeyArray, vocabs: Vocabularies) -> None:
         p = spec.params
-        self.input, self.output = init_matrices(p["vocab_size"], p["embedding_size"], p["output_init"], key=key)
+        size, dim = p["vocab_size"], p["embedding_size"]
+        self.input = init_matrices(size, dim, 0.0, key=key)[0]
+
+        def draw(salt: int) -> Array:  # salt 0: the outputs of a model without hs, as they always were
+            return init_matrices(size, dim, p["output_init"], key=key if salt == 0 else jax.random.fold_in(key, salt))[
+                1
+            ]
+
+        layer = output_layer(p, vocabs, draw)
+        self.output, self.tree_output, self.tree_nodes, self.tree_codes = layer
         self.num_embeddings, self.embedding_size = p["vocab_size"], p["embedding_size"]
         self.spec, self.vocabs = spec, vocabs
 
@@ -160,30 +181,32 @@ def window_loss(model: AbstractWord2Vec, batch: Mapping[str, Array], block_loss,
     """`block_loss` summed over the batch's window blocks, divided by the positive pairs
     (`per_pair`) or by the windows with at least one context word."""
     context = jnp.take(model.input, batch["inputs"], axis=0)
-    output = jnp.take(model.output, batch["outputs"], axis=0)
+    matrices, parts = model_targets(model, batch["outputs"])
+    rows, labels, weights = joined([jnp.take(m, p.ids, axis=0) for m, p in zip(matrices, parts, strict=True)], parts)
     mask = batch["input_mask"]
-    total = jnp.sum(jax.vmap(block_loss)(context, mask, output, batch["outputs"]))
+    total = jnp.sum(jax.vmap(block_loss)(context, mask, rows, labels, weights))
     count = jnp.sum(mask) if per_pair else jnp.sum(jnp.any(mask, axis=-1))
     return total / jnp.maximum(count, 1)
 
 
 class SkipGram(AbstractWord2Vec):
-    """Skip-gram with negative sampling: each word predicts the words around it.
+    """Skip-gram: each word predicts the words around it.
     Hyperparameters as `AbstractWord2Vec`."""
 
     scope = "word2vec-skipgram"
 
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
-        """Mean negative-sampling loss per (context, center) pair of the batch's window blocks."""
+        """Mean loss per (context, center) pair of the batch's window blocks."""
         return window_loss(self, batch, skipgram_block_loss, per_pair=True)
 
 
 class CBOW(AbstractWord2Vec):
-    """Continuous bag of words with negative sampling: the mean of the context
-    vectors predicts the center word. Hyperparameters as `AbstractWord2Vec`."""
+    """Continuous bag of words: the mean (or sum, ``cbow_mean=0``) of the context vectors predicts
+    the center word. Hyperparameters as `AbstractWord2Vec`."""
 
     scope = "word2vec-cbow"
 
     def loss(self, batch: Mapping[str, Array], *, key: PRNGKeyArray | None = None) -> Float[Array, ""]:
-        """Mean negative-sampling loss per window with at least one context word."""
-        return window_loss(self, batch, cbow_block_loss, per_pair=False)
+        """Mean loss per window with at least one context word."""
+        block = partial(cbow_block_loss, mean=bool(self.spec["cbow_mean"]))
+        return window_loss(self, batch, block, per_pair=False)

@@ -1,4 +1,4 @@
-"""Entry points of the word-vector family: skip-gram, CBOW, FastText and fastText's classifier
+"""Entry points of the word-vector family: skip-gram, CBOW, FastText (skip-gram and CBOW) and fastText's classifier
 (tables in zoo's registry.toml)."""
 
 from zoo.plugin_api import CataloguePlugin, hookimpl
@@ -19,4 +19,5 @@ class ClassifierPlugin(CataloguePlugin):
 word2vec_skipgram = CataloguePlugin("word2vec-skipgram")
 word2vec_cbow = CataloguePlugin("word2vec-cbow")
 fasttext = CataloguePlugin("fasttext")
+fasttext_cbow = CataloguePlugin("fasttext-cbow")
 fasttext_classifier = ClassifierPlugin("fasttext-classifier")

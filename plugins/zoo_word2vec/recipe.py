@@ -1,4 +1,4 @@
-"""``zoo train word2vec-skipgram|word2vec-cbow|fasttext --data FILE --out vectors.safetensors``."""
+"""``zoo train word2vec-skipgram|word2vec-cbow|fasttext|fasttext-cbow --data FILE --out vectors.safetensors``."""
 
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ from zoo.plugin_api import (
     seed_type,
 )
 from zoo_word2vec.backends import BACKENDS
+from zoo_word2vec.output_layer import check_objective
 
-__all__ = ["JOB_WORDS", "EmbeddingRecipe", "recipe"]
+__all__ = ["JOB_WORDS", "EmbeddingRecipe", "recipe", "switch"]
 
 JOB_WORDS = 10_000
 """Corpus words per job (one kernel call or compiled step); checkpoints fall between jobs."""
@@ -36,11 +37,28 @@ JOB_WORDS = 10_000
 _SETTINGS = {
     "--dim": ("embedding_size", int, "vector size", ()),
     "--window": ("window", int, "context window (words each side)", ()),
-    "--negative": ("negative", int, "negative samples per word", ()),
+    "--negative": ("negative", int, "negative samples per word (0: none, with --hs)", ()),
     "--epochs": ("epochs", int, "passes over the corpus", ()),
     "--sample": ("sample", float, "downsampling threshold of frequent words", ()),
     "--lr": ("alpha", float, "starting learning rate, decayed linearly to --min-lr", ("--alpha",)),
     "--min-lr": ("min_alpha", float, "final learning rate", ("--min-alpha",)),
+}
+
+
+def switch(text: str) -> bool:
+    """An on/off option's value: true/false, yes/no, on/off, 1/0 (any case)."""
+    value = _SWITCH.get(text.strip().lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected true or false (or 1/0, yes/no, on/off), got {text!r}")
+    return value
+
+
+_SWITCH = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
+
+# on/off options: ``--hs`` alone turns hierarchical softmax on, ``--hs false`` off
+_SWITCHES = {
+    "--hs": ("hs", "hierarchical softmax over a Huffman tree of the word counts (with --negative 0: alone)"),
+    "--shrink-windows": ("shrink_windows", "each word draws its window from 1..--window (false: the whole window)"),
 }
 
 
@@ -54,6 +72,10 @@ class EmbeddingRecipe:
         parser.add_argument("--out", type=output_path, required=True, help="where to save the model (.safetensors)")
         for flag, (param, kind, text, old) in _SETTINGS.items():
             add_alias(parser, add_hyperparameter_argument(parser, flag, param, type=kind, help=text), *old)
+        for flag, (param, text) in _SWITCHES.items():
+            add_hyperparameter_argument(
+                parser, flag, param, type=switch, nargs="?", const=True, metavar="BOOL", help=text
+            )
         parser.add_argument(
             "--threads",
             type=argument_type("[1, inf)"),
@@ -92,7 +114,8 @@ class EmbeddingRecipe:
         )
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
-        resolve_spec(name, options, overrides)
+        spec = resolve_spec(name, options, overrides)
+        check_objective(spec.params, f"zoo train {name}")  # before the corpus is counted
         from zoo_word2vec.fit import fit
 
         corpus = [str(p) for p in options.corpus]

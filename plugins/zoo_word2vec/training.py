@@ -261,9 +261,11 @@ def job_seed(seed: int, index: int) -> int:
 
 
 def copy_matrices(model: Any) -> Any:
-    """`model` with its own copies of the ``input`` and ``output`` matrices (a runner's snapshot
-    may share the buffers it goes on training)."""
-    return eqx.tree_at(lambda m: (m.input, m.output), model, (np.array(model.input), np.array(model.output)))
+    """`model` with its own copies of the ``input``, ``output`` and ``tree_output`` matrices (a
+    runner's snapshot may share the buffers it goes on training)."""
+    matrices = lambda m: (m.input, m.output, m.tree_output)
+    copies = tuple(np.array(a) if a is not None else None for a in matrices(model))
+    return eqx.tree_at(matrices, model, copies, is_leaf=lambda x: x is None)
 
 
 def all_finite(model: Any) -> bool:

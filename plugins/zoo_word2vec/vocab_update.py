@@ -5,7 +5,9 @@ for the word-vector family: `vocab` must start with the model's words, in their
 order (new words come after them). Every trained row is kept exactly; a new
 word's input row is drawn as a fresh model draws it (word2vec.c's ``U(-0.5/D,
 0.5/D)``, fastText's ``U(-1/D, 1/D)``) and its output row likewise (zero
-unless ``output_init`` says otherwise, as word2vec.c and gensim). FastText keeps
+unless ``output_init`` says otherwise, as word2vec.c and gensim). With hierarchical
+softmax the tree is rebuilt over the new counts, as gensim rebuilds it, and the node rows
+trained so far are kept (new node rows start as a fresh model's). FastText keeps
 its n-gram bucket rows too: they follow the word rows, so they move down by the
 number of new words, and the new words' n-gram lists are computed from the new
 vocabulary.
@@ -50,5 +52,10 @@ def grow_vocab(model: Any, vocab: Vocab, *, key: Any) -> Any:
         inputs = jnp.concatenate([model.input[:size], fresh.input[size : len(vocab)], model.input[size:]])
     else:
         inputs = jnp.concatenate([model.input, fresh.input[size:]])
-    outputs = jnp.concatenate([model.output, fresh.output[size:]])
-    return eqx.tree_at(lambda m: (m.input, m.output), fresh, (inputs, outputs))
+    matrices = lambda m: (m.input, m.output, m.tree_output)
+    # the tree is rebuilt from the new counts (as gensim rebuilds it); the node rows trained so far are kept
+    outputs = tuple(
+        jnp.concatenate([old, new[size:]]) if old is not None else None
+        for old, new in zip(matrices(model)[1:], matrices(fresh)[1:], strict=True)
+    )
+    return eqx.tree_at(matrices, fresh, (inputs, *outputs), is_leaf=lambda x: x is None)

@@ -24,7 +24,7 @@ from zoo_word2vec.classifier.data import LabelledLines, label_vocab, word_vocab
 from zoo_word2vec.classifier.kernels import LOSSES, train_thread
 from zoo_word2vec.classifier.objectives import noise_weights
 from zoo_word2vec.classifier.start import starting_point
-from zoo_word2vec.classifier.tree import huffman_tree
+from zoo_word2vec.huffman import huffman_tree
 
 __all__ = ["FitStats", "fit", "train_lines"]
 

@@ -16,7 +16,7 @@ scaled by ``1 / |inputs|``, is added to every input row (a row listed twice gets
 - softmax: one target drawn uniformly from the line's labels; ``-log p(target)``.
 - one-vs-all: a binary logistic loss for every label, positive for the line's labels.
 - hs (hierarchical softmax): one target drawn as for softmax; a binary logistic loss at each
-  node of its path in the Huffman tree over the label counts (`zoo_word2vec.classifier.tree`),
+  node of its path in the Huffman tree over the label counts (`zoo_word2vec.huffman`),
   positive where the path goes right.
 - ns (negative sampling): one target drawn as for softmax; a binary logistic loss for it
   (positive) and for `neg` labels drawn from the label counts to the power 0.5, redrawn when

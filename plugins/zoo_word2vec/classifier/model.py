@@ -17,8 +17,8 @@ from zoo_word2vec.classifier.kernels import LOSSES, map_buckets
 from zoo_word2vec.classifier.objectives import label_probabilities, line_losses
 from zoo_word2vec.classifier.prediction import fasttext_probabilities, hs_search, k_best
 from zoo_word2vec.classifier.quantized_rows import QuantizedRows, mean_input
-from zoo_word2vec.classifier.tree import huffman_tree
 from zoo_word2vec.fasttext_files.quantized import QuantizedMatrix
+from zoo_word2vec.huffman import huffman_tree
 
 __all__ = ["LABEL_PREFIX", "FastTextClassifier", "hashed_rows", "input_rows"]
 

@@ -1,5 +1,5 @@
 """The classifier's losses over labels, in JAX and in NumPy: softmax, one-vs-all, hierarchical
-softmax (`zoo_word2vec.classifier.tree`) and negative sampling.
+softmax (`zoo_word2vec.huffman`) and negative sampling.
 
 `line_losses` is what `FastTextClassifier.loss` averages: per line, the expectation of the
 loss fastText's training step takes (one target drawn from the line's labels for softmax,
@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from zoo_word2vec.classifier.tree import HuffmanTree, huffman_tree
+from zoo_word2vec.huffman import HuffmanTree, huffman_tree
 
 __all__ = ["label_probabilities", "line_losses", "noise_weights", "path_matrices"]
 

@@ -286,6 +286,29 @@ class FastTextModel:
         )
 
 
+_LOSS_NUMBERS = {name: number for number, name in _LOSSES.items()}
+_MODEL_NUMBERS = {name: number for number, name in _MODELS.items()}
+
+
+def _output_layer(model: Any, keep: np.ndarray, size: int, counts: np.ndarray) -> np.ndarray:
+    """The output matrix fastText reads for `model`'s one loss: its negative-sampling rows (of the
+    words kept), or with hs alone its tree's node rows (fastText builds the same tree over the
+    same counts, so the words must all be kept, most frequent first)."""
+    if model.output is not None and model.tree_output is not None:
+        raise DataError(
+            "this fasttext model trains hierarchical softmax and negative sampling together; a fastText .bin "
+            "holds one loss: export its vectors with save_word2vec_format"
+        )
+    if model.output is not None:
+        return np.asarray(model.output, dtype=np.float32)[keep]
+    if keep.size != size or np.any(np.diff(counts) > 0):
+        raise DataError(
+            "an hs fasttext model converts to a fastText .bin only with every word kept, most frequent first "
+            "(fastText rebuilds its tree from the counts in file order): export its vectors with save_word2vec_format"
+        )
+    return np.asarray(model.tree_output, dtype=np.float32)
+
+
 def fasttext_from_zoo(model: Any) -> FastTextModel:
     """A zoo ``fasttext`` model as a `FastTextModel`: the same words, rows and n-gram buckets.
 
@@ -321,12 +344,14 @@ def fasttext_from_zoo(model: Any) -> FastTextModel:
         minn=int(params["min_n"]),
         maxn=int(params["max_n"]),
         t=float(params.get("sample", 1e-4)),
+        loss=_LOSS_NUMBERS["hs" if params.get("hs", False) else "ns"],
+        model=_MODEL_NUMBERS["cbow" if "cbow_mean" in params else "sg"],
     )
     composed = np.asarray(model.vectors(), dtype=np.float32)[keep]
     rows = np.concatenate([matrix[keep], matrix[size:]])
     if EOS.decode() in words:
         rows[words.index(EOS.decode())] = composed[words.index(EOS.decode())]
-    output = np.asarray(model.output, dtype=np.float32)[keep]
+    output = _output_layer(model, keep, size, counts)
     converted = FastTextModel(args, words, counts, rows, output)
     if not np.allclose(converted.word_vectors(), composed, rtol=1e-4, atol=1e-6):
         raise DataError(

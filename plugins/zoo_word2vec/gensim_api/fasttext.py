@@ -1,4 +1,4 @@
-"""gensim's ``FastText`` on zoo: skip-gram over character n-grams, called as gensim's is."""
+"""gensim's ``FastText`` on zoo: CBOW or skip-gram over character n-grams, called as gensim's is."""
 
 from __future__ import annotations
 
@@ -10,29 +10,29 @@ import numpy as np
 
 from zoo.plugin_api import KeyedVectors
 from zoo_word2vec.gensim_api.vocabulary import refuse
-from zoo_word2vec.gensim_api.word2vec import Word2Vec
+from zoo_word2vec.gensim_api.word2vec import Word2Vec, output_layer_bytes
 from zoo_word2vec.ngrams import ngram_buckets
 
 __all__ = ["FastText"]
 
 
 class FastText(Word2Vec):
-    """FastText (skip-gram over character n-grams), trained as gensim's ``FastText`` is called;
-    ``model.wv`` gives every word a vector, seen or not.
+    """FastText (CBOW or skip-gram over character n-grams), trained as gensim's ``FastText`` is
+    called; ``model.wv`` gives every word a vector, seen or not.
 
     Arguments as `Word2Vec`, plus `min_n`, `max_n` (n-gram lengths; ``max_n < min_n``
-    turns n-grams off, as in gensim) and `bucket` (hash rows). zoo's FastText is
-    skip-gram only, so `sg` defaults to 1 here (gensim's default, 0, is CBOW, which is
-    refused); `word_ngrams` must stay 1 (as gensim requires).
+    turns n-grams off, as in gensim) and `bucket` (hash rows). `sg`: 0 CBOW
+    (``fasttext-cbow``, gensim's default), 1 skip-gram (``fasttext``); `word_ngrams` must
+    stay 1 (as gensim requires).
     """
 
-    _architectures: ClassVar[tuple[str, ...]] = ("fasttext",)
+    _architectures: ClassVar[tuple[str, ...]] = ("fasttext-cbow", "fasttext")
 
     def __init__(
         self,
         sentences: Iterable[Sequence[str]] | None = None,
         corpus_file: str | os.PathLike | None = None,
-        sg: int = 1,
+        sg: int = 0,
         hs: int = 0,
         vector_size: int = 100,
         alpha: float = 0.025,
@@ -94,15 +94,6 @@ class FastText(Word2Vec):
             shrink_windows=shrink_windows,
         )
 
-    @staticmethod
-    def _check_sg(sg: int) -> None:
-        refuse("sg", sg, 1, "zoo's FastText is skip-gram over n-grams (sg=1); gensim's default sg=0 is CBOW")
-
-    @property
-    def name(self) -> str:
-        """The registry name this model trains as."""
-        return "fasttext"
-
     def _with_word_vectors(self, model: Any, vectors: np.ndarray) -> Any:
         """`model` kept when `vectors` are its own words' vectors (a FastText word vector is composed
         from its n-grams, so others cannot become its rows); else None."""
@@ -110,12 +101,14 @@ class FastText(Word2Vec):
         return model if np.allclose(own, vectors, atol=1e-6) else None
 
     def estimate_memory(self, vocab_size: int | None = None, report: dict[str, int] | None = None) -> dict[str, int]:
-        """gensim's estimate of the bytes the model takes: ``vocab``, ``syn0_vocab`` and ``syn1neg``
-        (``V x D`` float32), ``syn0_ngrams`` (``bucket x D``), ``buckets_word`` and the ``total``."""
+        """gensim's estimate of the bytes the model takes: ``vocab``, ``syn0_vocab``, ``syn1`` (with
+        hs) and ``syn1neg`` (with negative; ``V x D`` float32), ``syn0_ngrams`` (``bucket x D``),
+        ``buckets_word`` and the ``total``."""
         words = len(self.wv) if self._model is not None else (vocab_size or 0)
         row = self.vector_size * 4
         report = dict(report or {})
-        report.update(vocab=words * 500, syn0_vocab=words * row, syn1neg=words * row)
+        report.update(vocab=words * 500, syn0_vocab=words * row)
+        report.update(output_layer_bytes(words, self.vector_size, self.hs, self.negative))
         if self.bucket:
             report["syn0_ngrams"] = self.bucket * row
             ngrams = 0

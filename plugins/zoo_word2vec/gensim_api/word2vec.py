@@ -11,9 +11,10 @@ Code written for gensim 4 runs with its import changed:
     model.save("w2v.safetensors"); model = Word2Vec.load("w2v.safetensors")
 
 gensim's argument names map to the hyperparameters of the registry's
-``word2vec-skipgram`` (``sg=1``), ``word2vec-cbow`` (``sg=0``) and ``fasttext``
-(`GENSIM_NAMES`). An option zoo does not implement (``hs=1``, ``cbow_mean=0``,
-``null_word=1``, FastText ``sg=0``, ...) is refused with an error naming it.
+``word2vec-skipgram`` (``sg=1``), ``word2vec-cbow`` (``sg=0``), ``fasttext`` and
+``fasttext-cbow`` (`GENSIM_NAMES`); ``hs=1`` trains hierarchical softmax (alone with
+``negative=0``). An option zoo does not implement (``null_word=1``, ``hashfxn``, ...) is
+refused with an error naming it.
 A saved model is a zoo model file (``zoo.load``, ``KeyedVectors.load`` and
 ``zoo vectors`` read it) with the gensim settings in its metadata.
 """
@@ -58,7 +59,7 @@ from zoo_word2vec.gensim_api.vocabulary import (
 )
 from zoo_word2vec.vocab_update import grow_vocab
 
-__all__ = ["GENSIM_NAMES", "Word2Vec"]
+__all__ = ["GENSIM_NAMES", "NoNegativeSampling", "Word2Vec", "output_layer_bytes"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +75,12 @@ GENSIM_NAMES = {
     "min_n": "min_n",
     "max_n": "max_n",
     "bucket": "buckets",
+    "hs": "hs",
+    "shrink_windows": "shrink_windows",
+    "cbow_mean": "cbow_mean",
 }
-"""gensim's argument -> the zoo hyperparameter it sets (``min_n``, ``max_n``, ``bucket``: FastText only)."""
+"""gensim's argument -> the zoo hyperparameter it sets (``min_n``, ``max_n``, ``bucket``: FastText only;
+``cbow_mean``: CBOW only)."""
 
 _METADATA = "zoo.gensim"
 """The metadata entry of a saved model holding the gensim settings that are not hyperparameters."""
@@ -93,6 +98,20 @@ _KEPT = (
 """Settings saved besides the spec (the spec holds the hyperparameters)."""
 
 
+class NoNegativeSampling(DataError, RuntimeError):
+    """`Word2Vec.predict_output_word` on a model without negative sampling (gensim's RuntimeError)."""
+
+
+def output_layer_bytes(words: int, dim: int, hs: int, negative: int) -> dict[str, int]:
+    """gensim's `estimate_memory` entries of the output layer: ``syn1`` with hs, ``syn1neg`` with negative."""
+    report = {}
+    if hs:
+        report["syn1"] = words * dim * 4
+    if negative:
+        report["syn1neg"] = words * dim * 4
+    return report
+
+
 class Word2Vec:
     """Skip-gram or CBOW with negative sampling, trained as gensim's ``Word2Vec`` is called.
 
@@ -102,8 +121,10 @@ class Word2Vec:
     given either, the vocabulary is built and the model trained at once. `vector_size`,
     `window` (maximal; each word draws 1..window),
     `negative`, `ns_exponent`, `sample`, `alpha` -> `min_alpha` (linear decay),
-    `epochs`: the model's hyperparameters (`GENSIM_NAMES`). `sg`: 1 skip-gram
-    (``word2vec-skipgram``), 0 CBOW (``word2vec-cbow``, the mean of the context).
+    `epochs`, `hs` (1: hierarchical softmax; with ``negative=0`` alone), `cbow_mean` (CBOW:
+    1 the mean of the context vectors, 0 their sum), `shrink_windows` (False: every word
+    gets the whole window): the model's hyperparameters (`GENSIM_NAMES`). `sg`: 1 skip-gram
+    (``word2vec-skipgram``), 0 CBOW (``word2vec-cbow``).
     `min_count`, `max_vocab_size`, `max_final_vocab`: the vocabulary, by gensim's
     rules. `workers`: CPU threads (more than one races as in gensim, and a run repeats
     only statistically). `seed`: initial vectors and sampling. `batch_words`: words
@@ -115,14 +136,14 @@ class Word2Vec:
     `sorted_vocab`: 1 most frequent first (ties: the later word first, as gensim), 0 in
     order of first appearance.
 
-    Refused with `InvalidParameterError` unless left at gensim's default: `hs`
-    (hierarchical softmax), `cbow_mean=0` (summed context), `null_word`,
-    `hashfxn`, `shrink_windows=False`.
+    Refused with `InvalidParameterError` unless left at gensim's default: `null_word`,
+    `hashfxn`; ``hs=0, negative=0`` (nothing to train).
 
-    **Attributes:** `wv` (`zoo.vectors.KeyedVectors`), `syn1neg` (the output
-    vectors), `corpus_count`, `corpus_total_words`, `history` (one record per
-    epoch trained: ``epoch``, ``loss``, ``words_per_s``, ``alpha``), `zoo_model`
-    (the zoo model; None before `build_vocab`), and every argument above.
+    **Attributes:** `wv` (`zoo.vectors.KeyedVectors`), `syn1neg` (the negative-sampling
+    output vectors), `syn1` (hierarchical softmax's node vectors), `corpus_count`,
+    `corpus_total_words`, `history` (one record per epoch trained: ``epoch``, ``loss``,
+    ``words_per_s``, ``alpha``), `zoo_model` (the zoo model; None before `build_vocab`), and
+    every argument above.
     """
 
     _architectures: ClassVar[tuple[str, str]] = ("word2vec-cbow", "word2vec-skipgram")
@@ -158,17 +179,19 @@ class Word2Vec:
         max_final_vocab: int | None = None,
         shrink_windows: bool = True,
     ) -> None:
-        refuse("hs", hs, 0, "zoo trains with negative sampling only (no hierarchical softmax)")
-        refuse("cbow_mean", cbow_mean, 1, "zoo's CBOW averages the context vectors")
         refuse("null_word", null_word, 0, "zoo adds no padding word")
         refuse("hashfxn", hashfxn, hash, "zoo draws the initial vectors from seed, not from a hash of each word")
-        refuse("shrink_windows", shrink_windows, True, "zoo's windows always shrink (each word draws 1..window)")
         self._check_sg(sg)
-        if negative == 0:
+        for option, value in (("hs", hs), ("cbow_mean", cbow_mean), ("shrink_windows", shrink_windows)):
+            if value not in (0, 1):  # True and False included
+                raise InvalidParameterError(f"{option} must be 0 or 1 (or a bool), got {value!r}")
+        if not hs and negative == 0:
             raise InvalidParameterError(
-                "negative=0 trains nothing in zoo, which has no hierarchical softmax (hs=1): give negative >= 1"
+                "hs=0 with negative=0 trains nothing: use hierarchical softmax (hs=1) or negative sampling "
+                "(negative > 0)"
             )
         self.sg = sg
+        self.hs, self.cbow_mean, self.shrink_windows = int(hs), int(cbow_mean), bool(shrink_windows)
         self.vector_size, self.window, self.negative = vector_size, window, negative
         self.sample, self.ns_exponent, self.epochs = sample, ns_exponent, epochs
         self.alpha, self.min_alpha = alpha, min_alpha
@@ -187,7 +210,6 @@ class Word2Vec:
         self.sorted_vocab = sorted_vocab
         self.seed, self.workers, self.batch_words = seed, workers, batch_words
         self.compute_loss, self.comment = compute_loss, comment
-        self.hs, self.cbow_mean = 0, 1
         self.corpus_count = self.corpus_total_words = 0
         self.history: list[dict[str, float]] = []
         self.raw_vocab: Counter[str] | None = None
@@ -217,13 +239,19 @@ class Word2Vec:
         return self._architectures[self.sg]
 
     def _hyperparameters(self) -> dict[str, Any]:
-        """The zoo hyperparameters the gensim attributes set."""
-        return {zoo: getattr(self, gensim) for gensim, zoo in GENSIM_NAMES.items() if hasattr(self, gensim)}
+        """The zoo hyperparameters the gensim attributes set (``hs`` as the registry's bool)."""
+        values = {zoo: getattr(self, gensim) for gensim, zoo in GENSIM_NAMES.items() if self._sets(gensim)}
+        values["hs"] = bool(values["hs"])
+        return values
+
+    def _sets(self, gensim: str) -> bool:
+        """Whether the gensim attribute `gensim` sets a hyperparameter of this model's architecture."""
+        return hasattr(self, gensim) and (gensim != "cbow_mean" or self.sg == 0)
 
     def _check_hyperparameters(self) -> None:
         """Each hyperparameter against its registry domain, named as gensim names it."""
         for gensim, param in GENSIM_NAMES.items():
-            if hasattr(self, gensim):
+            if self._sets(gensim) and gensim != "hs":
                 setattr(self, gensim, check_hyperparameter(self.name, param, getattr(self, gensim), label=gensim))
 
     @property
@@ -271,8 +299,17 @@ class Word2Vec:
 
     @property
     def syn1neg(self) -> Any:
-        """The output (context) vectors ``[V, dim]``, word2vec.c's and gensim's ``syn1neg``."""
-        return np.asarray(self.zoo_model.output)
+        """The negative-sampling output vectors ``[V, dim]``, word2vec.c's and gensim's ``syn1neg``
+        (None with ``negative=0``)."""
+        output = self.zoo_model.output
+        return None if output is None else np.asarray(output)
+
+    @property
+    def syn1(self) -> Any:
+        """Hierarchical softmax's node vectors ``[V, dim]`` (row i: the tree's inner node i),
+        word2vec.c's and gensim's ``syn1`` (None with ``hs=0``)."""
+        output = self.zoo_model.tree_output
+        return None if output is None else np.asarray(output)
 
     def get_latest_training_loss(self) -> float:
         """The loss of the latest epoch trained: the mean negative-sampling loss per (word, context)
@@ -284,6 +321,11 @@ class Word2Vec:
         the output vectors of the context's input vectors summed (averaged with ``cbow_mean``),
         as gensim computes it. Words outside the vocabulary are ignored; None (with a warning)
         when none is left. Returns ``[(word, probability)]``, most probable first."""
+        if self.syn1neg is None:
+            raise NoNegativeSampling(
+                "predict_output_word scores with the negative-sampling output vectors, which a model "
+                "trained with negative=0 has not (as in gensim): train with negative > 0"
+            )
         keyed = self.wv
         rows = [keyed.get_index(w) for w in context_words_list if keyed.has_index_for(w)]
         if not rows:
@@ -309,13 +351,14 @@ class Word2Vec:
         self.corpus_count, self.corpus_total_words = other_model.corpus_count, other_model.corpus_total_words
 
     def estimate_memory(self, vocab_size: int | None = None, report: dict[str, int] | None = None) -> dict[str, int]:
-        """gensim's estimate of the bytes the model takes: ``vocab`` (500 a word), ``vectors`` and
-        ``syn1neg`` (``V x D`` float32 each) and their ``total``."""
+        """gensim's estimate of the bytes the model takes: ``vocab`` (500 a word), ``vectors``,
+        ``syn1`` (with ``hs``) and ``syn1neg`` (with ``negative``; ``V x D`` float32 each) and their
+        ``total``."""
         words = vocab_size or (len(self.wv) if self._model is not None else 0)
         report = dict(report or {})
         report["vocab"] = words * 500
         report["vectors"] = words * self.vector_size * 4
-        report["syn1neg"] = words * self.vector_size * 4
+        report.update(output_layer_bytes(words, self.vector_size, self.hs, self.negative))
         report["total"] = sum(v for k, v in report.items() if k != "total")
         return report
 
@@ -619,8 +662,8 @@ class Word2Vec:
         params = model.spec.params
         arguments = {gensim: params[zoo_name] for gensim, zoo_name in GENSIM_NAMES.items() if zoo_name in params}
         arguments.update({k: settings[k] for k in _KEPT if k in settings})
-        if len(cls._architectures) > 1:
-            arguments["sg"] = cls._architectures.index(name)
+        arguments["hs"] = int(arguments.get("hs", False))
+        arguments["sg"] = cls._architectures.index(name)
         loaded = cls(**arguments)
         loaded._model = model
         loaded.corpus_count = settings.get("corpus_count", 0)

@@ -1,6 +1,8 @@
-"""The Huffman tree of hierarchical softmax over labels (Morin & Bengio 2005), built as fastText builds it.
+"""The Huffman tree of hierarchical softmax (Morin & Bengio 2005), built as fastText and word2vec.c build it.
 
-fastText's ``HierarchicalSoftmaxLoss::buildTree`` takes the counts of the ``n`` labels in
+The family's one tree: fastText's classifier builds it over its labels, skip-gram, CBOW and
+FastText with ``hs`` over their words (`word_paths`, word2vec.c's ``CreateBinaryTree``, the
+same construction). fastText's ``HierarchicalSoftmaxLoss::buildTree`` takes the counts of the ``n`` labels in
 their order (most frequent first) as leaves ``0 .. n-1`` and makes the internal nodes
 ``n .. 2n-2`` in order: each joins the two least counted of the leaves not yet joined
 (taken from the least frequent end) and the nodes made so far, a leaf winning only when
@@ -17,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["HuffmanTree", "huffman_tree"]
+__all__ = ["HuffmanTree", "huffman_tree", "word_paths"]
 
 _UNSET = 10**15  # fastText's count of a node not yet made
 
@@ -78,3 +80,26 @@ def huffman_tree(counts: np.ndarray) -> HuffmanTree:
     flat_nodes = np.fromiter((x for p in paths for x in p), dtype=np.int64, count=int(offsets[-1]))
     flat_codes = np.fromiter((x for c in codes for x in c), dtype=np.bool_, count=int(offsets[-1]))
     return HuffmanTree(offsets, flat_nodes, flat_codes, left, right)
+
+
+def word_paths(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each word's path in the tree over its corpus `counts` ``[V]``, padded: ``(nodes [V, depth] int32,
+    codes [V, depth] int32)``, leaf to root; `nodes` holds the inner node (its output row, ``0 .. V-2``)
+    and -1 past the path's end, `codes` 1 where the path comes from the right child (the label the
+    node's sigmoid is trained towards, as fastText's hs loss), 0 elsewhere.
+
+    The words are the leaves in order of decreasing count, ties in vocabulary order (a vocabulary
+    sorted most frequent first, as zoo builds them, keeps its order; one grown by an update is
+    sorted here), so the same counts always give the same tree. One word alone has an empty path.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    order = np.argsort(-counts, kind="stable")
+    tree = huffman_tree(counts[order])
+    lengths = np.diff(tree.offsets)
+    depth = max(int(lengths.max(initial=0)), 1)
+    nodes = np.full((counts.size, depth), -1, dtype=np.int32)
+    codes = np.zeros((counts.size, depth), dtype=np.int32)
+    slot = np.arange(depth)[None, :] < lengths[:, None]
+    nodes[order[:, None].repeat(depth, 1)[slot], np.nonzero(slot)[1]] = tree.nodes
+    codes[order[:, None].repeat(depth, 1)[slot], np.nonzero(slot)[1]] = tree.codes
+    return nodes, codes
