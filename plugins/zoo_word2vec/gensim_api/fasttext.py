@@ -107,7 +107,7 @@ class FastText(Word2Vec):
         words = len(self.wv) if self._model is not None else (vocab_size or 0)
         row = self.vector_size * 4
         report = dict(report or {})
-        report.update(vocab=words * 500, syn0_vocab=words * row)
+        report.update(vocab=words * (700 if self.hs else 500), syn0_vocab=words * row)
         report.update(output_layer_bytes(words, self.vector_size, self.hs, self.negative))
         if self.bucket:
             report["syn0_ngrams"] = self.bucket * row

@@ -351,12 +351,12 @@ class Word2Vec:
         self.corpus_count, self.corpus_total_words = other_model.corpus_count, other_model.corpus_total_words
 
     def estimate_memory(self, vocab_size: int | None = None, report: dict[str, int] | None = None) -> dict[str, int]:
-        """gensim's estimate of the bytes the model takes: ``vocab`` (500 a word), ``vectors``,
+        """gensim's estimate of the bytes the model takes: ``vocab`` (500 a word, 700 with hs), ``vectors``,
         ``syn1`` (with ``hs``) and ``syn1neg`` (with ``negative``; ``V x D`` float32 each) and their
         ``total``."""
         words = vocab_size or (len(self.wv) if self._model is not None else 0)
         report = dict(report or {})
-        report["vocab"] = words * 500
+        report["vocab"] = words * (700 if self.hs else 500)  # gensim counts a word's code and path
         report["vectors"] = words * self.vector_size * 4
         report.update(output_layer_bytes(words, self.vector_size, self.hs, self.negative))
         report["total"] = sum(v for k, v in report.items() if k != "total")
