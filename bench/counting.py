@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conditions import run_reporting_conditions
+
 from zoo.data.corpus import build_word_vocab, count_tokens, parts_and_workers
 from zoo.data.paths import require_shared_data
 
@@ -96,4 +98,4 @@ def encode(corpus: str, vocab, workers: int, name: str, reference: bytes | None)
 
 
 if __name__ == "__main__":
-    main()
+    run_reporting_conditions(main)

@@ -28,7 +28,6 @@ import argparse
 import json
 import re
 import shlex
-import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -37,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import scipy.optimize
 import scipy.sparse
+from conditions import run_reporting_conditions
 
 from zoo.data.paths import shared_data
 from zoo_tagger.data import TaggedSentences, read_tagged
@@ -236,4 +236,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_reporting_conditions(main)

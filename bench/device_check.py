@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conditions import run_reporting_conditions
+
 BENCH = Path(__file__).resolve().parent
 
 
@@ -166,4 +168,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(main())
+    run_reporting_conditions(main)

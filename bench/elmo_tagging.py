@@ -20,11 +20,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from conditions import run_reporting_conditions
 
 import zoo
 from zoo.cli.common import parse_overrides
@@ -177,4 +177,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_reporting_conditions(main)

@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conditions import peer_line, run_reporting_conditions
+
 MODELS = ("skipgram", "cbow", "fasttext", "glove", "ppmi-svd")
 ZOO_NAMES = {"skipgram": "word2vec-skipgram", "cbow": "word2vec-cbow", "fasttext": "fasttext"}
 PEERS = {"skipgram": "gensim", "cbow": "gensim", "fasttext": "fasttext"}
@@ -233,6 +235,8 @@ def drive(args: argparse.Namespace) -> None:
         words = tokenise(corpus, text)
         settings = f"{args.epochs} epochs, {args.threads} threads"
         print(f"{corpus.name}: {words:,} words (x{args.repeat}), {settings}", flush=True)
+        for peer in sorted({PEERS[m] for m in args.models if m in PEERS} if not args.zoo_only else set()):
+            print(peer_line(peer, args.threads), flush=True)
         for model in args.models:
             if model in ("glove", "ppmi-svd"):
                 if model not in available_cli_models():
@@ -291,4 +295,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_reporting_conditions(main)

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from conditions import peer_line, run_reporting_conditions
 
 _TOKEN = re.compile(r"\w+(?:'\w+)?|[^\s\w]")
 
@@ -153,6 +154,7 @@ def _report(args: argparse.Namespace, results: dict[str, list[list[dict]]]) -> N
     settings = f"{args.corpus}: loss {args.loss}, epoch {args.epoch}, lr {args.lr}, wordNgrams {args.word_ngrams}, "
     settings += f"dim {args.dim}, "
     print(settings + f"bucket {args.bucket}, threads {args.threads}, seeds {args.seeds}, rounds {args.rounds}")
+    print(peer_line("fasttext", args.threads))
     print("| side | accuracy % (mean ± sd) | train s | CPU s | tokens/s | peak RSS MB | RSS before MB |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     speeds = {}
@@ -206,4 +208,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_reporting_conditions(main)

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from conditions import run_reporting_conditions
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -64,4 +65,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_reporting_conditions(main)

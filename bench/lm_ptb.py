@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conditions import run_reporting_conditions
+
 PAPER = {"lstm-lm-small": 114.5, "lstm-lm-medium": 82.7}
 
 
@@ -159,4 +161,4 @@ def zoo_arrays(model):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_reporting_conditions(main)

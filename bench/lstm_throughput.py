@@ -6,7 +6,7 @@ hidden state carried across batches) and report target tokens per second
 after a warm-up (compilation excluded). Each side runs in its own process,
 back to back, so their thread pools do not compete.
 
-    python bench/lstm_throughput.py                 # both sides, one table
+    python bench/lstm_throughput.py                 # both sides, 3 rounds (--rounds), medians
     python bench/lstm_throughput.py --side zoo      # one side, JSON on stdout
     python bench/lstm_throughput.py --huge-pages    # both sides with glibc.malloc.hugetlb=1
 
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from conditions import add_rounds_argument, median, peer_line, run_reporting_conditions
 
 
 def default_data_dir() -> Path:
@@ -162,7 +163,8 @@ def main() -> int:
     parser.add_argument("--unroll", type=int, default=35)
     parser.add_argument("--hidden", type=int, default=200)
     parser.add_argument("--vocab-size", type=int, default=None, help="fold PTB ids into this many classes")
-    parser.add_argument("--repeats", type=int, default=1, help="alternate the sides this many times")
+    add_rounds_argument(parser)
+    parser.add_argument("--repeats", dest="rounds", type=int, help=argparse.SUPPRESS)  # the old name of --rounds
     parser.add_argument("--profile", action="store_true", help="zoo: print the step's XLA operations by time")
     parser.add_argument(
         "--huge-pages",
@@ -177,12 +179,13 @@ def main() -> int:
         print(json.dumps(run_torch(args)))
         return 0
     rates: dict[str, list[float]] = {"zoo": [], "torch": []}
+    threads = None
     passthrough = [a for a in sys.argv[1:] if not a.startswith("--side") and a not in ("zoo", "torch", "both")]
     env = dict(os.environ)
     if args.huge_pages:
         env["GLIBC_TUNABLES"] = ":".join(filter(None, [env.get("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1"]))
-    for _ in range(args.repeats):
-        for side in ("zoo", "torch"):
+    for i in range(args.rounds):
+        for side in ("zoo", "torch") if i % 2 == 0 else ("torch", "zoo"):
             out = subprocess.run(
                 [sys.executable, __file__, "--side", side, *passthrough],
                 capture_output=True,
@@ -190,20 +193,24 @@ def main() -> int:
                 check=True,
                 env=env,
             )
-            rates[side].append(json.loads(out.stdout.strip().splitlines()[-1])["tokens_per_s"])
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            rates[side].append(result["tokens_per_s"])
+            threads = result.get("threads", threads)
             if args.profile and "XLA operations" in out.stderr:
                 print(out.stderr[out.stderr.index("zoo: ") :], file=sys.stderr)
-    zoo_rate, torch_rate = max(rates["zoo"]), max(rates["torch"])
+    zoo_rate, torch_rate = median(rates["zoo"]), median(rates["torch"])
+    ratios = [z / t for z, t in zip(rates["zoo"], rates["torch"], strict=True)]
     vocab = f"vocabulary {args.vocab_size}" if args.vocab_size else "PTB vocabulary (10,002)"
     shape = f"lstm-lm 2 x {args.hidden}, batch {args.batch_size}, unroll {args.unroll}"
     pages = ", glibc.malloc.hugetlb=1" if args.huge_pages else ""
-    print(f"{shape}, {vocab}, {args.steps} timed steps, best of {args.repeats}{pages}")
+    print(peer_line("torch", threads))
+    print(f"{shape}, {vocab}, {args.steps} timed steps, median of {args.rounds} rounds (sides alternating){pages}")
     print(f"{'side':8s} {'tokens/s':>10s}")
     print(f"{'zoo':8s} {zoo_rate:10.0f}")
     print(f"{'torch':8s} {torch_rate:10.0f}")
-    print(f"ratio zoo / torch: {zoo_rate / torch_rate:.2f}")
+    print(f"ratio zoo / torch: {median(ratios):.2f} (median of the rounds: {' / '.join(f'{r:.2f}' for r in ratios)})")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_reporting_conditions(main)

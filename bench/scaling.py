@@ -42,6 +42,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from conditions import run_reporting_conditions
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 _ITEM_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4}
@@ -379,4 +380,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_reporting_conditions(main)

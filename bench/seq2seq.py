@@ -1,8 +1,8 @@
 """zoo vs PyTorch on the same seq2seq model: training tokens/s, greedy and beam sentences/s.
 
-    python bench/seq2seq.py            # both sides, back to back
-    python bench/seq2seq.py --rounds 3 # three rounds, sides alternating: the median ratio counts
-    python bench/seq2seq.py --side zoo                       # one side, prints JSON
+    python bench/seq2seq.py --rounds 3 # three rounds (the default), sides alternating: medians count
+    python bench/seq2seq.py --only zoo # zoo's rounds alone: before/after figures of a change
+    python bench/seq2seq.py --side zoo                       # one side, one process, prints JSON
 
 Model (both sides): 1-layer LSTM encoder and decoder, Luong general attention,
 embedding 128, hidden 256, vocabulary 1,000, batch 64, source length 20,
@@ -18,6 +18,9 @@ own process (two thread pools in one process distort both). With `--rounds`,
 the pair runs that many times, the sides alternating, and each row reports
 the median of the rounds' ratios (this machine's speed drifts by tens of
 percent over minutes, which a single pair cannot tell from a difference).
+The load before and after, the other zoo processes and PyTorch's version and
+threads are printed with the figures (`conditions.py`): only a run marked
+"quiet" gives the machine's ratios.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from conditions import Conditions, add_rounds_argument, median, peer_line
 
 PAD, BOS, EOS, FIRST = 0, 2, 3, 4
 
@@ -51,7 +55,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--length-penalty", dest="alpha", type=float, default=0.6, help="beam's length penalty (alpha)")
     p.add_argument("--threads", type=int, default=2, help="PyTorch intra-op threads")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--rounds", type=int, default=1, help="pairs of runs, sides alternating; median ratios")
+    add_rounds_argument(p)
+    p.add_argument("--only", choices=["zoo", "torch"], help="run this side's rounds alone and print its medians")
     return p.parse_args(argv)
 
 
@@ -126,11 +131,22 @@ def _decode_speed(fn, test, args, label) -> dict:
         outputs = [jax.block_until_ready(fn(test[i : i + args.batch_size])) for i in batches]
         seconds = min(seconds, time.perf_counter() - started)
     lengths = np.concatenate([np.asarray(o.lengths[:, 0]) for o in outputs])
+    tokens = np.concatenate([np.asarray(o.tokens[:, 0]) for o in outputs])
     return {
         f"{label}_compile_s": compile_s,
         f"{label}_sentences_per_s": len(test) / seconds,
         f"{label}_mean_length": float(np.mean(lengths)),
+        f"{label}_exact": exact_match(tokens, test),
     }
+
+
+def exact_match(tokens: np.ndarray, test: np.ndarray) -> float:
+    """The share of outputs ``[N, <= L+1]`` that are their source reversed, then eos (the task's answer)."""
+    n, length = test.shape
+    padded = np.full((n, length + 1), PAD, np.int64)
+    padded[:, : min(tokens.shape[1], length + 1)] = tokens[:, : length + 1]
+    answer = np.concatenate([test[:, ::-1], np.full((n, 1), EOS)], axis=1)
+    return float(np.mean(np.all(padded == answer, axis=1)))
 
 
 def run_side(args) -> dict:
@@ -143,15 +159,12 @@ def run_side(args) -> dict:
     return run(args, batches, test)
 
 
-def _run_pair(order: tuple[str, str]) -> dict[str, dict]:
-    results = {}
-    for side in order:
-        command = [sys.executable, __file__, "--side", side, *sys.argv[1:]]
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode != 0:
-            sys.exit(f"the {side} side failed:\n{done.stderr[-4000:]}")
-        results[side] = json.loads(done.stdout.strip().splitlines()[-1])
-    return results
+def _run_side(side: str) -> dict:
+    command = [sys.executable, __file__, "--side", side, *sys.argv[1:]]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"the {side} side failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -164,30 +177,45 @@ def main() -> None:
         ("greedy (sentences/s)", "greedy_sentences_per_s"),
         (f"beam {args.beam_size} (sentences/s)", "beam_sentences_per_s"),
     ]
-    rounds = [_run_pair(("torch", "zoo") if i % 2 == 0 else ("zoo", "torch")) for i in range(args.rounds)]
-    if args.rounds > 1:
+    conditions = Conditions(stream=sys.stdout).start()
+    if args.only != "zoo":
+        print(peer_line("torch", args.threads))
+    if args.only is not None:
+        rounds = [{args.only: _run_side(args.only)} for _ in range(args.rounds)]
+        print(f"{'':30s}{args.only:>12s}   rounds")
+        for label, key in rows:
+            values = [r[args.only][key] for r in rounds]
+            print(f"{label:30s}{median(values):12,.0f}   " + " / ".join(f"{v:,.0f}" for v in values))
+        side = args.only
+    else:
+        order = lambda i: ("torch", "zoo") if i % 2 == 0 else ("zoo", "torch")
+        rounds = [{s: _run_side(s) for s in order(i)} for i in range(args.rounds)]
         print(f"{'round':30s}" + "".join(f"{i + 1:>10d}" for i in range(args.rounds)))
         for label, key in rows:
             ratios = [r["zoo"][key] / r["torch"][key] for r in rounds]
             print(f"{label:30s}" + "".join(f"{x:9.2f}x" for x in ratios))
         print()
-    print(f"{'':30s}{'PyTorch':>12s}{'zoo':>12s}{'zoo/PyTorch':>14s}")
-    for label, key in rows:
-        ratios = [r["zoo"][key] / r["torch"][key] for r in rounds]
-        t = float(np.median([r["torch"][key] for r in rounds]))
-        z = float(np.median([r["zoo"][key] for r in rounds]))
-        print(f"{label:30s}{t:12,.0f}{z:12,.0f}{float(np.median(ratios)):13.2f}x")
-    z = rounds[0]["zoo"]
-    print(
-        f"zoo compilation: train {z['train_compile_s']:.1f}s, greedy {z['greedy_compile_s']:.1f}s, "
-        f"beam {z['beam_compile_s']:.1f}s"
-    )
-    for side in ("torch", "zoo"):
-        r = rounds[0][side]
+        print(f"{'':30s}{'PyTorch':>12s}{'zoo':>12s}{'zoo/PyTorch':>14s}")
+        for label, key in rows:
+            ratios = [r["zoo"][key] / r["torch"][key] for r in rounds]
+            t = median(r["torch"][key] for r in rounds)
+            z = median(r["zoo"][key] for r in rounds)
+            print(f"{label:30s}{t:12,.0f}{z:12,.0f}{median(ratios):13.2f}x")
+        side = None
+    if side != "torch":
+        z = rounds[0]["zoo"]
         print(
-            f"{side}: loss {r['loss_first']:.3f} -> {r['loss_last']:.3f}; mean output length "
-            f"greedy {r['greedy_mean_length']:.1f}, beam {r['beam_mean_length']:.1f}"
+            f"zoo compilation: train {z['train_compile_s']:.1f}s, greedy {z['greedy_compile_s']:.1f}s, "
+            f"beam {z['beam_compile_s']:.1f}s"
         )
+    for name in ("torch", "zoo") if side is None else (side,):
+        r = rounds[0][name]
+        print(
+            f"{name}: loss {r['loss_first']:.3f} -> {r['loss_last']:.3f}; mean output length "
+            f"greedy {r['greedy_mean_length']:.2f}, beam {r['beam_mean_length']:.2f}; exact match "
+            f"greedy {r['greedy_exact']:.1%}, beam {r['beam_exact']:.1%}"
+        )
+    conditions.finish()
 
 
 if __name__ == "__main__":

@@ -145,5 +145,13 @@ def _decode_speed(fn, src, args, label) -> dict:
         started = time.perf_counter()
         outputs = [fn(src[i : i + args.batch_size]) for i in range(0, src.shape[0], args.batch_size)]
         seconds = min(seconds, time.perf_counter() - started)
+    from seq2seq import exact_match
+
     lengths = [int((row != PAD).sum()) for out in outputs for row in out]
-    return {f"{label}_sentences_per_s": src.shape[0] / seconds, f"{label}_mean_length": float(np.mean(lengths))}
+    width = max(out.shape[1] for out in outputs)
+    tokens = np.concatenate([nn.functional.pad(out, (0, width - out.shape[1])).numpy() for out in outputs])
+    return {
+        f"{label}_sentences_per_s": src.shape[0] / seconds,
+        f"{label}_mean_length": float(np.mean(lengths)),
+        f"{label}_exact": exact_match(tokens, src.numpy()),
+    }

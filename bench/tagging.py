@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
+
+from conditions import run_reporting_conditions
 
 import zoo
 from zoo.cli.common import parse_overrides
@@ -96,4 +97,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_reporting_conditions(main)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from conditions import run_reporting_conditions
 
 from zoo.data.paths import shared_data
 from zoo.data.vocab import Vocab
@@ -143,4 +143,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_reporting_conditions(main)

@@ -29,6 +29,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import optax
+from conditions import run_reporting_conditions
 
 from zoo.building.builder import build
 from zoo.building.weights import save
@@ -229,4 +230,4 @@ def evaluate(model, test, by_source, args) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_reporting_conditions(main)

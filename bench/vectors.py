@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conditions import run_reporting_conditions
+
 REFERENCE = {"model": "gensim skip-gram (issue)", "analogy": 0.175, "wordsim353": 0.55, "simlex999": 0.27}
 
 
@@ -202,4 +204,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_reporting_conditions(main)
