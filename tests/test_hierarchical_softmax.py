@@ -366,3 +366,18 @@ def test_predict_output_word_needs_negative_sampling_as_in_gensim(toy):
         model.predict_output_word(["the", "cow"])
     with pytest.raises(zoo.errors.ZooError):
         model.predict_output_word(["the", "cow"])
+
+
+@pytest.mark.parametrize("sg", [0, 1])
+def test_an_hs_fasttext_bin_round_trips_its_tree_rows(toy, tmp_path, sg):
+    from zoo.vectors import FastText, load_facebook_model, save_facebook_model
+
+    settings = {"vector_size": 8, "min_count": 1, "bucket": 300, "epochs": 2, "workers": 1}
+    model = FastText(toy[0], sg=sg, hs=1, negative=0, **settings)
+    path = save_facebook_model(model, tmp_path / "hs.bin")
+    loaded = load_facebook_model(path)
+    assert (loaded.hs, loaded.negative, loaded.sg) == (1, 0, sg) and loaded.syn1neg is None
+    np.testing.assert_array_equal(loaded.syn1, model.syn1)
+    np.testing.assert_array_equal(np.asarray(loaded.zoo_model.tree_nodes), np.asarray(model.zoo_model.tree_nodes))
+    loaded.train(toy[0], total_examples=len(toy[0]), epochs=1)  # goes on training its tree
+    assert not np.array_equal(loaded.syn1, model.syn1)

@@ -34,7 +34,8 @@ def load_facebook_model(path: str | os.PathLike, encoding: str = "utf-8") -> Fas
     """The fastText model in the ``.bin`` at `path` as a `FastText` whose `train` goes on from it.
 
     The settings come from the file (gensim's mapping: ``vector_size=dim``, ``window=ws``,
-    ``epochs=epoch``, ``negative=neg``, ``min_count=minCount``, ``sample=t``, ``min_n=minn``,
+    ``epochs=epoch``, ``negative=neg`` (0 for an hs file: its output rows are the nodes of the
+    tree over the counts, zoo's `tree_output`), ``min_count=minCount``, ``sample=t``, ``min_n=minn``,
     ``max_n=maxn``, ``bucket``, ``sg`` from the model, ``hs`` from the loss); the learning rate,
     which fastText does not store, is gensim's default. An option zoo does not train (a
     loss or model it lacks) is refused naming it; a classifier (``fasttext supervised``) is
@@ -50,7 +51,7 @@ def load_facebook_model(path: str | os.PathLike, encoding: str = "utf-8") -> Fas
         vector_size=args.dim,
         window=args.ws,
         epochs=args.epoch,
-        negative=args.neg,
+        negative=0 if args.loss == 1 else args.neg,  # a .bin holds one loss: its output layer is hs's or ns's
         hs=int(args.loss == 1),
         sg=int(args.model == 2),
         bucket=args.bucket,
@@ -63,9 +64,9 @@ def load_facebook_model(path: str | os.PathLike, encoding: str = "utf-8") -> Fas
     fresh = zoo.build(model.name, vocab=vocab, key=jax.random.key(model.seed), **model._hyperparameters())
     if tuple(fresh.input.shape) != stored.input.shape:
         raise DataError(f"{path}: an input matrix of shape {stored.input.shape}, expected {tuple(fresh.input.shape)}")
-    model._model = eqx.tree_at(
-        lambda m: (m.input, m.output), fresh, (jnp.asarray(stored.input), jnp.asarray(stored.output))
-    )
+    # hs: the output rows are the nodes of the tree fastText builds over the counts, as zoo builds it
+    layer = (lambda m: (m.input, m.tree_output)) if args.loss == 1 else (lambda m: (m.input, m.output))
+    model._model = eqx.tree_at(layer, fresh, (jnp.asarray(stored.input), jnp.asarray(stored.output)))
     model.corpus_total_words = int(stored.ntokens or stored.counts.sum())
     return model
 
