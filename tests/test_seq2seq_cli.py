@@ -204,3 +204,26 @@ def test_train_stops_on_a_time_limit_or_an_enclosing_budget():
     for bad in (0, -1.0, float("nan"), float("inf"), True):
         with pytest.raises(InvalidParameterError, match="time_limit=.* is out of range"):
             zoo.train(model, data, steps=3, time_limit=bad, **run)
+
+
+def test_a_resumed_valid_run_equals_the_uninterrupted_one(files, trained, tmp_path):
+    """Stopped after 20 of 40 steps (as a kill after the checkpoint at step 20 leaves it) and
+    resumed three times in all: the same kept model and the same report as the run straight through."""
+    whole, whole_printed = trained
+    common = ["train", "seq2seq+luong-dot", "--data", str(files / "train.tsv"), "--valid", str(files / "valid.tsv"),
+              "--eval-every", "10", "--checkpoint", str(tmp_path / "run.ckpt"), "--checkpoint-every", "10", *TINY]  # fmt: skip
+    for steps in ("10", "20", "30", "40"):
+        status, printed = run_zoo(*common, "--steps", steps, "--resume", "--out", str(tmp_path / f"m{steps}.safetensors"))
+        assert status == 0, printed
+    kept = [line for line in printed.splitlines() if line.startswith("saving the best")]
+    assert kept == [line for line in whole_printed.splitlines() if line.startswith("saving the best")]
+    assert "of 4 evaluations" in kept[0]
+    a, b = zoo.load(whole), zoo.load(tmp_path / "m40.safetensors")
+    for x, y in zip(jax.tree.leaves(eqx_arrays(a)), jax.tree.leaves(eqx_arrays(b)), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def eqx_arrays(model):
+    import equinox as eqx
+
+    return eqx.filter(model, eqx.is_array)

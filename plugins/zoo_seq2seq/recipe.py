@@ -221,6 +221,8 @@ class Seq2SeqRecipe:
         validation = None
         if corpus.valid is not None:
             validation = Validation(corpus.valid, select=options.keep_best_by, patience=options.patience or None)
+            if options.resume and options.checkpoint is not None:
+                validation.restore(Path(options.checkpoint))  # the best so far, as the uninterrupted run has it
         eval_every = options.eval_every or None
         try:
             result = train(
@@ -244,12 +246,14 @@ class Seq2SeqRecipe:
         if validation is None:
             print(last_kept_line(result.step, steps, "step", on_time=result.stopped_on_time))
             return save(result.model, options.out)
-        if result is not None:  # each evaluation's step, from the run's history
-            at = [int(h["step"]) for h in result.history if "valid_loss" in h]
+        if result is not None:  # each evaluation's step: those before a resume, then the run's history
+            at = validation.steps + [int(h["step"]) for h in result.history if "valid_loss" in h]
             on_time = f"the time budget ran out after step {result.step:,} of {steps:,}"
             print(on_time if result.stopped_on_time else f"trained all {steps:,} steps")
         else:  # stopped early, at an evaluation every eval_every steps (the loop showed its scores)
-            at = [min(k * (eval_every or steps), steps) for k in range(1, len(validation.history) + 1)]
+            every, since = eval_every or steps, validation.restored_step
+            fresh = len(validation.history) - len(validation.steps)
+            at = validation.steps + [min((since // every + k) * every, steps) for k in range(1, fresh + 1)]
             print(
                 f"stopped after step {at[-1]}: no {options.keep_best_by} improvement for {options.patience} evaluations"
             )

@@ -12,13 +12,17 @@ steps, keeps the best by one metric (`zoo.plugin_api.KeepBest`) and stops after
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
+import zoo
 from zoo.plugin_api import KeepBest, SequenceBatches, StopTraining, detokenize, get_tokenizer
 from zoo_seq2seq.data import encode_pairs
 from zoo_seq2seq.translate import Translation, translate_tokens
@@ -131,9 +135,11 @@ class Validation:
         if select not in METRICS:
             raise ValueError(f"select must be one of {METRICS}, got {select!r}")
         self.held_out, self.select = held_out, select
-        sign = -1.0 if select == "valid_loss" else 1.0
+        self._sign = sign = -1.0 if select == "valid_loss" else 1.0
         self._keeper = KeepBest(lambda _: sign * self.history[-1][select], select, patience=patience)
         self.history: list[dict[str, float]] = []
+        self.steps: list[int] = []  # the step of each evaluation, as far as a checkpoint told (`restore`)
+        self._restored, self.restored_step = 0, 0
         self.stopped: str | None = None
 
     @property
@@ -143,6 +149,65 @@ class Validation:
     @property
     def best_at(self) -> int:
         return self._keeper.best_at
+
+    # -- surviving a resume: the keeper's state beside the checkpoint --------------------------
+
+    def checkpointing(self, path: Path, step: int, evaluated_at: Sequence[int]) -> None:
+        """Save the keep-best state as of `step` beside the checkpoint `path` (`zoo.train` calls it
+        just before writing the checkpoint): the best model (``PATH.best-K.safetensors``) and
+        ``PATH.valid.json``, which keeps this state and the one before it, so a resumed run finds
+        the one its checkpoint matches even if the process died between the two writes."""
+        steps = [*self.steps, *evaluated_at]  # restored ones first
+        best_file = None
+        if self.best is not None:
+            best_file = f"{path.name}.best-{self.best_at}.safetensors"
+            if not (path.parent / best_file).exists():
+                zoo.save(self.best, path.parent / best_file)
+        keeper = self._keeper
+        state = {
+            "step": step, "history": self.history, "steps": steps, "best_at": keeper.best_at,
+            "improved_at": keeper.improved_at, "score": keeper.score, "best_file": best_file,
+        }  # fmt: skip
+        record = path.parent / f"{path.name}.valid.json"
+        previous = self._read_states(record)[:1]
+        states = [state, *previous]
+        temporary = record.with_name(f".{record.name}.tmp")
+        temporary.write_text(json.dumps(states, allow_nan=True))
+        os.replace(temporary, record)
+        kept = {s.get("best_file") for s in states}
+        for old in path.parent.glob(f"{path.name}.best-*.safetensors"):
+            if old.name not in kept:
+                old.unlink(missing_ok=True)
+
+    def restore(self, path: Path) -> bool:
+        """Take up the keep-best state saved at the checkpoint `path`'s step; False (nothing
+        restored) without one, which a checkpoint written before this state was kept has."""
+        from safetensors import safe_open
+
+        if not path.exists():
+            return False
+        with safe_open(str(path), framework="numpy") as handle:
+            step = json.loads((handle.metadata() or {}).get("zoo.checkpoint", "{}")).get("step")
+        record = path.parent / f"{path.name}.valid.json"
+        state = next((s for s in self._read_states(record) if s.get("step") == step), None)
+        if state is None:
+            return False
+        self.history = [dict(h) for h in state["history"]]
+        self.steps, self._restored, self.restored_step = list(state["steps"]), len(state["steps"]), int(step)
+        keeper = self._keeper
+        keeper.history = [self._sign * h[self.select] for h in self.history]
+        keeper.best_at, keeper.improved_at, keeper.score = state["best_at"], state["improved_at"], state["score"]
+        keeper.model = zoo.load(path.parent / state["best_file"]) if state["best_file"] else None
+        return True
+
+    @staticmethod
+    def _read_states(record: Path) -> list[dict[str, Any]]:
+        try:
+            with open(record, "rb") as handle:
+                states = json.loads(handle.read(1 << 26))
+        except (OSError, ValueError):
+            return []
+        return [s for s in states if isinstance(s, dict)] if isinstance(states, list) else []
 
     def __call__(self, model: Any) -> dict[str, float]:
         scores = self.held_out.scores(model)

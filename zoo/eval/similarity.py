@@ -95,6 +95,8 @@ def read_word_pairs(
         fields = line.rstrip("\r").split(delimiter)
         try:
             pairs.append((fields[0], fields[1], float(fields[2])))
+            if not np.isfinite(pairs[-1][2]):
+                raise ValueError("not a finite score")
         except (IndexError, ValueError) as error:
             raise DataError(
                 f"{path}:{number}: expected 'word1{delimiter!r}word2{delimiter!r}score', got {line.strip()!r} "

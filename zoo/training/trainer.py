@@ -219,6 +219,11 @@ def train(
       carry the previous one returned, and checkpoints store it. The data decides
       when a row starts afresh (a language model's batches carry a ``reset`` flag).
     - `evaluate`, `eval_every`: ``evaluate(model) -> {metric: value}`` every so many steps and at the end.
+      An `evaluate` that keeps state across evaluations (the best model so far) may define
+      ``checkpointing(path, step, evaluated_at)``: called (by process 0) just before each
+      checkpoint is written, with the steps evaluated since this run started, so that it can
+      save its state beside the checkpoint and a resumed run pick it up (the seq2seq recipe's
+      `Validation` does).
     - `checkpoint`, `checkpoint_every`: a file for the training state, written every
       so many steps and at the end; with `resume`, training continues from it if it exists.
     - `log_every`: steps between progress updates and log records (each costs one device sync).
@@ -291,6 +296,7 @@ def train(
     traces_before = _TRACES[0]
     step_fn = _step_for(loss_fn, optimizer, carried)
     history: list[dict[str, float]] = []
+    evaluated_at: list[int] = []
     bad = jnp.int32(-1) if mesh is None else replicate(jnp.int32(-1), mesh)
     loss_sum, loss_count, units_done, t0 = jnp.float32(0.0), 0, 0, time.perf_counter()
     reporting = contextlib.ExitStack()
@@ -339,8 +345,11 @@ def train(
                         bar.scores({"step": step, **epoch, **stop.scores}, f"{where}: " + _figures(stop.scores))
                     raise
                 history.append({"step": step, **metrics})
+                evaluated_at.append(step)
                 bar.scores({"step": step, **epoch, **metrics}, f"{where}: " + _figures(metrics))
             if checkpoint is not None and ((checkpoint_every and step % checkpoint_every == 0) or at_end):
+                if callable(getattr(evaluate, "checkpointing", None)) and is_writer():
+                    evaluate.checkpointing(checkpoint, step, list(evaluated_at))
                 _save(checkpoint, model, opt_state, carry, step, position, layout, many=many)
             if on_time:
                 bar.note(f"stopped on time: the time budget ran out after step {step} of {steps}")

@@ -15,7 +15,6 @@ named):
 from __future__ import annotations
 
 import codecs
-import csv
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -122,14 +121,9 @@ def read_labelled(
         return LabelledLines.from_encoded(read_fasttext_lines(path, label_prefix=label_prefix, encoding=encoding))
     texts, labels = [], []
     if format == "reviews":
-        rows = csv.DictReader((line + "\n" for _, line in [first, *lines]), delimiter="\t", quoting=csv.QUOTE_NONE)
-        if not {"sentiment", "text"} <= set(rows.fieldnames or []):
-            raise DataError(f"{path}: expected a header with 'sentiment' and 'text' columns, got {rows.fieldnames}")
-        for row in rows:
-            score = float(row["sentiment"])
-            if score != 0:
-                texts.append(split(row["text"]))
-                labels.append(("positive" if score > 0 else "negative",))
+        for text, label in _reviews(path, first, lines):
+            texts.append(split(text))
+            labels.append((label,))
     else:
         for number, line in [first, *lines]:
             if format == "fasttext":
@@ -145,6 +139,33 @@ def read_labelled(
     if not texts:
         raise DataError(f"{path} holds no labelled texts")
     return LabelledLines(texts, labels)
+
+
+def _reviews(path: Path, header: tuple[int, str], lines: Iterable[tuple[int, str]]) -> Iterable[tuple[str, str]]:
+    """``(text, label)`` of each scored row after the `header` line; a row without its columns, or
+    whose score is no finite number, is a `DataError` naming its line (never a guess)."""
+    columns = [c.strip() for c in header[1].rstrip("\n").split("\t")]
+    if not {"sentiment", "text"} <= set(columns):
+        raise DataError(f"{path}: expected a header with 'sentiment' and 'text' columns, got {columns}")
+    at_score, at_text = columns.index("sentiment"), columns.index("text")
+    for number, line in lines:
+        fields = line.rstrip("\n").split("\t")
+        if len(fields) <= max(at_score, at_text):
+            raise DataError(
+                f"{path}:{number}: expected {len(columns)} tab-separated columns ({', '.join(columns)}), got "
+                f"{len(fields)}: {line[:60]!r}"
+            )
+        try:
+            score = float(fields[at_score])
+        except ValueError:
+            score = float("nan")
+        if not np.isfinite(score):
+            raise DataError(
+                f"{path}:{number}: the sentiment {fields[at_score][:20]!r} is not a finite number; expected a score "
+                "(its sign is the label: positive or negative, 0 left out)"
+            )
+        if score != 0:
+            yield fields[at_text], "positive" if score > 0 else "negative"
 
 
 def word_vocab(data: LabelledLines | Iterable[Sequence[str]], *, min_count: int = 1) -> Vocab:
