@@ -3,6 +3,8 @@
     pip install -e '.[bench,fast]'
     python bench/embeddings.py                       # skip-gram, CBOW, fastText, GloVe, PPMI-SVD
     python bench/embeddings.py --models skipgram --repeat 4   # memory: the corpus read 4 times
+    python bench/embeddings.py --models skipgram cbow --hs 1 --negative 0   # hierarchical softmax (gensim hs=1)
+    python bench/embeddings.py --models fasttext-cbow           # fastText's cbow on both sides
 
 The corpus is tokenised once with zoo's default tokeniser into a temporary file
 of space-separated words, which every side then reads (zoo with the
@@ -31,9 +33,15 @@ from pathlib import Path
 
 from conditions import peer_line, run_reporting_conditions
 
-MODELS = ("skipgram", "cbow", "fasttext", "glove", "ppmi-svd")
-ZOO_NAMES = {"skipgram": "word2vec-skipgram", "cbow": "word2vec-cbow", "fasttext": "fasttext"}
-PEERS = {"skipgram": "gensim", "cbow": "gensim", "fasttext": "fasttext"}
+MODELS = ("skipgram", "cbow", "fasttext", "glove", "ppmi-svd", "fasttext-cbow")
+DEFAULT_MODELS = MODELS[:5]
+ZOO_NAMES = {
+    "skipgram": "word2vec-skipgram",
+    "cbow": "word2vec-cbow",
+    "fasttext": "fasttext",
+    "fasttext-cbow": "fasttext-cbow",
+}
+PEERS = {"skipgram": "gensim", "cbow": "gensim", "fasttext": "fasttext", "fasttext-cbow": "fasttext"}
 
 
 def _default_data() -> Path | None:
@@ -68,8 +76,9 @@ def work_zoo(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     vocab = build_vocab(corpus, min_count=args.min_count, tokenizer="whitespace")
     params = dict(
-        embedding_size=args.dim, window=args.window, negative=args.negative, sample=args.sample, epochs=args.epochs
-    )
+        embedding_size=args.dim, window=args.window, negative=args.negative, sample=args.sample, epochs=args.epochs,
+        hs=bool(args.hs),
+    )  # fmt: skip
     model = zoo.build(ZOO_NAMES[args.model], vocab=vocab, key=jax.random.key(args.seed), **params)
     model, stats = fit(
         model,
@@ -79,7 +88,7 @@ def work_zoo(args: argparse.Namespace) -> dict:
         seed=args.seed,
         progress=False,
         backend=args.backend,
-        streams=args.streams or (args.threads if args.model == "fasttext" else 1),
+        streams=args.streams or (args.threads if args.model.startswith("fasttext") else 1),
     )
     total = time.perf_counter() - start
     KeyedVectors.from_model(model).save_word2vec_format(args.vectors, binary=True)
@@ -91,7 +100,7 @@ def work_gensim(args: argparse.Namespace) -> dict:
     from gensim.models.word2vec import LineSentence
 
     model = Word2Vec(
-        vector_size=args.dim, window=args.window, negative=args.negative, min_count=args.min_count,
+        vector_size=args.dim, window=args.window, negative=args.negative, hs=args.hs, min_count=args.min_count,
         sample=args.sample, sg=int(args.model == "skipgram"), workers=args.threads, seed=args.seed, epochs=args.epochs,
     )  # fmt: skip
     start = time.perf_counter()
@@ -119,8 +128,10 @@ def work_fasttext(args: argparse.Namespace) -> dict:
     from zoo.vectors import KeyedVectors
 
     start = time.perf_counter()
+    # fastText trains one loss: hs (its -neg then unused) or negative sampling
     model = fasttext.train_unsupervised(
-        str(args.text), model="skipgram", dim=args.dim, ws=args.window, neg=args.negative, minCount=args.min_count,
+        str(args.text), model="cbow" if args.model == "fasttext-cbow" else "skipgram", loss="hs" if args.hs else "ns",
+        dim=args.dim, ws=args.window, neg=args.negative, minCount=args.min_count,
         t=args.sample, epoch=args.epochs, thread=args.threads, minn=3, maxn=6, bucket=2_000_000, lr=0.05, verbose=0,
     )  # fmt: skip
     total = time.perf_counter() - start
@@ -164,7 +175,8 @@ WORKERS = {"zoo": work_zoo, "gensim": work_gensim, "fasttext": work_fasttext, "c
 def run_side(side: str, args: argparse.Namespace, text: Path, vectors: Path) -> dict:
     """Run one side in a child process; add its peak memory (MB) from the kernel's accounting."""
     command = [sys.executable, __file__, "--worker", side, "--text", str(text), "--vectors", str(vectors)]
-    for name in ("model", "dim", "window", "negative", "min_count", "sample", "epochs", "threads", "seed", "repeat"):
+    names = ("model", "dim", "window", "negative", "hs", "min_count", "sample", "epochs", "threads", "seed", "repeat")
+    for name in names:
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     command += ["--backend", args.backend, "--gensim-input", args.gensim_input]
     if args.streams is not None:
@@ -194,12 +206,12 @@ def evaluate(vectors: Path, data: Path) -> dict:
 
 
 def print_table(rows: list[dict]) -> None:
-    head = f"{'model':<10}{'side':<9}{'train w/s':>11}{'total s':>9}{'peak MB':>9}{'vocab':>8}"
+    head = f"{'model':<15}{'side':<9}{'train w/s':>11}{'total s':>9}{'peak MB':>9}{'vocab':>8}"
     head += f"{'analogy %':>11}{'covered':>9}{'WS353':>8}{'SimLex':>8}"
     print(head)
     print("-" * len(head))
     for r in rows:
-        line = f"{r['model']:<10}{r['side']:<9}{r['words_per_s'] / 1000:>10.0f}k{r['total_s']:>9.1f}"
+        line = f"{r['model']:<15}{r['side']:<9}{r['words_per_s'] / 1000:>10.0f}k{r['total_s']:>9.1f}"
         line += f"{r['peak_mb']:>9.0f}{r['vocab']:>8}{r['analogy']:>11.2f}{r['covered']:>9}"
         print(line + f"{r['ws353']:>8.3f}{r['simlex']:>8.3f}")
     print()
@@ -233,7 +245,7 @@ def drive(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="zoo-bench-") as tmp:
         text = Path(tmp) / "corpus.txt"
         words = tokenise(corpus, text)
-        settings = f"{args.epochs} epochs, {args.threads} threads"
+        settings = f"{args.epochs} epochs, {args.threads} threads, negative {args.negative}, hs {args.hs}"
         print(f"{corpus.name}: {words:,} words (x{args.repeat}), {settings}", flush=True)
         for peer in sorted({PEERS[m] for m in args.models if m in PEERS} if not args.zoo_only else set()):
             print(peer_line(peer, args.threads), flush=True)
@@ -261,12 +273,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", type=Path, default=None, help="shared data folder (default: zoo's locator)")
     parser.add_argument("--corpus", default="corpus/en-mix.txt.gz", help="corpus path inside the data folder")
-    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(DEFAULT_MODELS))
     parser.add_argument("--repeat", type=int, default=1, help="read the corpus this many times per epoch")
     parser.add_argument("--zoo-only", action="store_true", help="skip the peers")
     parser.add_argument("--dim", type=int, default=100)
     parser.add_argument("--window", type=int, default=5)
-    parser.add_argument("--negative", type=int, default=5)
+    parser.add_argument("--negative", type=int, default=5, help="noise words (0: none, with --hs 1)")
+    parser.add_argument(
+        "--hs", type=int, choices=(0, 1), default=0, help="hierarchical softmax (gensim hs=1, fastText -loss hs)"
+    )
     parser.add_argument("--min-count", type=int, default=5)
     parser.add_argument("--sample", type=float, default=1e-3)
     parser.add_argument("--epochs", type=int, default=5)
