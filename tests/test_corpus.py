@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from zoo.data.corpus import build_word_vocab, count_tokens, iter_ids, iter_lines, iter_sentences
-from zoo.data.tokenize import ascii_words, get_tokenizer, plugin_tokenizers, tokenizer_names, words
+from zoo.data.tokenize import (
+    ascii_words,
+    get_tokenizer,
+    plugin_tokenizers,
+    tokenizer_conflicts,
+    tokenizer_names,
+    words,
+)
 from zoo.errors import DataError, PluginConflictError, UnknownNameError
 from zoo.naming.hookspecs import hookimpl
 from zoo.naming.registry import Registry
@@ -121,10 +128,14 @@ def test_tokenizer_hook_conflicts_name_both_plugins():
     registry.manager.register(Thief(), name="thief")
     with pytest.raises(PluginConflictError, match=r"chars-plugin.*thief|thief.*chars-plugin"):
         get_tokenizer("chars", registry=registry)
+    assert "chars" not in plugin_tokenizers(registry)
     reserved = Registry()
     reserved.manager.register(Usurper(), name="usurper")
-    with pytest.raises(PluginConflictError, match=r"usurper.*reserves"):
-        plugin_tokenizers(reserved)
+    reserved.manager.register(CharTokens(), name="chars-plugin")
+    assert get_tokenizer("words", registry=reserved) is words  # zoo's own, whoever claims the name
+    assert get_tokenizer("chars", registry=reserved)("a b") == ["a", "b"]  # only the contested name fails
+    assert "usurper" in tokenizer_conflicts(reserved)["words"] and "reserves" in tokenizer_conflicts(reserved)["words"]
+    assert list(plugin_tokenizers(reserved)) == ["chars"]
 
 
 def test_tokenizer_plugin_loads_through_its_entry_point(tmp_path, monkeypatch):

@@ -39,6 +39,7 @@ __all__ = [
     "get_tokenizer",
     "plugin_tokenizers",
     "punct",
+    "tokenizer_conflicts",
     "tokenizer_names",
     "whitespace",
     "whitespace_lower",
@@ -82,36 +83,51 @@ BUILTIN_TOKENIZERS: Mapping[str, Tokenizer] = {
 }
 
 
-def plugin_tokenizers(registry: Registry | None = None) -> dict[str, tuple[str, Tokenizer]]:
-    """Tokenisers registered by plugins: ``name -> (plugin, tokenizer)``.
-
-    Each plugin's ``zoo_register_tokenizers`` hook is called on its own, so a
-    name claimed twice (or a built-in name claimed by a plugin) raises
-    `PluginConflictError` naming both owners.
-    """
+def _registered(registry: Registry | None) -> tuple[dict[str, tuple[str, Tokenizer]], dict[str, str]]:
+    """``(tokenisers, conflicts)``: what plugins register, ``name -> (plugin, tokenizer)``, and
+    ``name -> why it is refused`` for every contested name (claimed twice, reserved, unusable)."""
     from zoo.naming.registry import default_registry
 
     registry = registry if registry is not None else default_registry()
     found: dict[str, tuple[str, Tokenizer]] = {}
+    conflicts: dict[str, str] = {}
     for impl in registry.manager.hook.zoo_register_tokenizers.get_hookimpls():
         owner = impl.plugin_name
 
         def register(name: str, tokenizer: Tokenizer, owner: str = owner) -> None:
             if not isinstance(name, str) or not name:
-                raise PluginConflictError(f"plugin {owner!r} registered a tokeniser with a bad name {name!r}")
-            if not callable(tokenizer):
-                raise PluginConflictError(f"plugin {owner!r} registered tokeniser {name!r} that is not callable")
-            if name in BUILTIN_TOKENIZERS:
-                raise PluginConflictError(f"plugin {owner!r} registers tokeniser {name!r}, a name zoo reserves")
-            if name in found:
-                raise PluginConflictError(
-                    f"tokeniser {name!r} is registered by plugins {found[name][0]!r} and {owner!r}; "
-                    f"disable one (ZOO_DISABLE_PLUGINS={owner})"
+                conflicts[repr(name)] = f"plugin {owner!r} registered a tokeniser with a bad name {name!r}"
+            elif not callable(tokenizer):
+                conflicts[name] = f"plugin {owner!r} registered tokeniser {name!r} that is not callable"
+            elif name in BUILTIN_TOKENIZERS:
+                conflicts[name] = f"plugin {owner!r} registers tokeniser {name!r}, a name zoo reserves (zoo's is used)"
+            elif name in found or name in conflicts:
+                first = found.pop(name)[0] if name in found else None
+                others = f"{first!r} and {owner!r}" if first else f"several, {owner!r} among them"
+                conflicts[name] = (
+                    f"tokeniser {name!r} is registered by plugins {others}; disable one (ZOO_DISABLE_PLUGINS={owner})"
                 )
-            found[name] = (owner, tokenizer)
+            else:
+                found[name] = (owner, tokenizer)
 
         impl.function(register=register)
-    return found
+    return found, conflicts
+
+
+def plugin_tokenizers(registry: Registry | None = None) -> dict[str, tuple[str, Tokenizer]]:
+    """Tokenisers registered by plugins: ``name -> (plugin, tokenizer)``.
+
+    Each plugin's ``zoo_register_tokenizers`` hook is called on its own. A contested name (claimed
+    by two plugins, or a built-in name claimed by one) is left out, and only that name fails
+    (`get_tokenizer` raises `PluginConflictError` naming both owners; `tokenizer_conflicts` lists them):
+    every other tokeniser keeps working.
+    """
+    return _registered(registry)[0]
+
+
+def tokenizer_conflicts(registry: Registry | None = None) -> dict[str, str]:
+    """``name -> what is wrong`` for each tokeniser name plugins contest (see `plugin_tokenizers`)."""
+    return _registered(registry)[1]
 
 
 def tokenizer_names(registry: Registry | None = None) -> list[str]:
@@ -134,8 +150,10 @@ def get_tokenizer(tokenizer: str | Tokenizer | None = None, *, registry: Registr
         raise UnknownNameError(f"a tokeniser is a name or a callable str -> list[str], got {type(tokenizer).__name__}")
     if tokenizer in BUILTIN_TOKENIZERS:
         return BUILTIN_TOKENIZERS[tokenizer]
-    registered = plugin_tokenizers(registry)
+    registered, conflicts = _registered(registry)
     if tokenizer in registered:
         return registered[tokenizer][1]
+    if tokenizer in conflicts:
+        raise PluginConflictError(conflicts[tokenizer])
     known = sorted([*BUILTIN_TOKENIZERS, *registered])
     raise UnknownNameError(f"unknown tokeniser {tokenizer!r}; known: {known}.{close_matches(tokenizer, known)}")
