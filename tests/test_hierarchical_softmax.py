@@ -381,3 +381,18 @@ def test_an_hs_fasttext_bin_round_trips_its_tree_rows(toy, tmp_path, sg):
     np.testing.assert_array_equal(np.asarray(loaded.zoo_model.tree_nodes), np.asarray(model.zoo_model.tree_nodes))
     loaded.train(toy[0], total_examples=len(toy[0]), epochs=1)  # goes on training its tree
     assert not np.array_equal(loaded.syn1, model.syn1)
+
+
+def test_a_vocabulary_update_keeps_the_trained_node_rows_and_rebuilds_the_tree(toy):
+    from zoo.vectors import Word2Vec
+
+    model = Word2Vec(toy[0], hs=True, negative=0, vector_size=8, min_count=1, epochs=1, workers=1)
+    size, trained = len(model.wv), model.syn1.copy()
+    more = [["zebra", "the", "zebra", "eats"]] * 20
+    model.build_vocab(more, update=True)
+    assert model.syn1.shape == (size + 1, 8)
+    np.testing.assert_array_equal(model.syn1[:size], trained)
+    counts = model.zoo_model.vocabs["words"].counts
+    np.testing.assert_array_equal(np.asarray(model.zoo_model.tree_nodes), word_paths(counts)[0])
+    model.train(more, total_examples=len(more), epochs=1)
+    assert not np.array_equal(model.syn1[:size], trained)
