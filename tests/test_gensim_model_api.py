@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zoo.errors import DataError
+from zoo.errors import DataError, InvalidParameterError
 from zoo.vectors import RULE_DEFAULT, RULE_DISCARD, RULE_KEEP, CallbackAny2Vec, FastText, KeyedVectors, Word2Vec
 from zoo_word2vec.backends import numba_available
 
@@ -178,3 +178,19 @@ def test_fasttext_estimate_memory_as_gensim(gensim_models, zipf):
     for model in (ours, theirs):
         model.build_vocab(zipf)
     assert ours.estimate_memory() == theirs.estimate_memory()
+
+
+def test_noise_table_effective_min_count_and_locks_as_gensim(gensim_models, zipf):
+    ours, theirs = both(gensim_models, min_count=1, max_final_vocab=12)
+    for model in (ours, theirs):
+        model.build_vocab(zipf)
+    assert ours.effective_min_count == theirs.effective_min_count > 1
+    assert ours.cum_table.dtype == theirs.cum_table.dtype
+    np.testing.assert_array_equal(ours.cum_table, theirs.cum_table)
+    np.testing.assert_array_equal(ours.wv.vectors_lockf, theirs.wv.vectors_lockf)
+    ours.wv.vectors_lockf = np.ones(len(ours.wv), dtype=np.float32)
+    ours.train(zipf, total_examples=len(zipf), epochs=1)  # all ones: every row trains, as by default
+    ours.wv.vectors_lockf = np.ones(len(ours.wv), dtype=np.float32)
+    ours.wv.vectors_lockf[0] = 0.0
+    with pytest.raises(InvalidParameterError, match="vectors_lockf"):
+        ours.train(zipf, total_examples=len(zipf), epochs=1)

@@ -27,6 +27,7 @@ class FastText(Word2Vec):
     """
 
     _architectures: ClassVar[tuple[str, ...]] = ("fasttext-cbow", "fasttext")
+    _LOCKS: ClassVar[tuple[str, ...]] = ("vectors_lockf", "vectors_vocab_lockf", "vectors_ngrams_lockf")
 
     def __init__(
         self,

@@ -148,6 +148,8 @@ class Word2Vec:
 
     _architectures: ClassVar[tuple[str, str]] = ("word2vec-cbow", "word2vec-skipgram")
     """The registry names for ``sg=0`` and ``sg=1``."""
+    _LOCKS: ClassVar[tuple[str, ...]] = ("vectors_lockf",)
+    """gensim's per-row learning-rate factors on ``wv`` (all 1: every row trains)."""
 
     def __init__(
         self,
@@ -207,7 +209,7 @@ class Word2Vec:
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise InvalidParameterError(f"{option} must be a positive integer or None, got {value!r}")
         self.min_count, self.max_vocab_size, self.max_final_vocab = min_count, max_vocab_size, max_final_vocab
-        self.sorted_vocab = sorted_vocab
+        self.sorted_vocab, self.effective_min_count = sorted_vocab, min_count
         self.seed, self.workers, self.batch_words = seed, workers, batch_words
         self.compute_loss, self.comment = compute_loss, comment
         self.corpus_count = self.corpus_total_words = 0
@@ -273,6 +275,8 @@ class Word2Vec:
         if self._keyed is None:
             keyed = KeyedVectors.from_model(self.zoo_model)
             keyed.expandos["sample_int"] = sample_ints(keyed.counts, self.sample)
+            for name in self._LOCKS:
+                setattr(keyed, name, np.ones(1, dtype=np.float32))  # gensim's "every row trains"
             self._keyed = keyed
         return self._keyed
 
@@ -340,6 +344,19 @@ class Word2Vec:
         best = np.argsort(-probabilities, kind="stable")[: max(topn, 0)]
         return [(keyed.index_to_key[i], probabilities[i]) for i in best]
 
+    @property
+    def cum_table(self) -> np.ndarray:
+        """``[V]`` uint32 gensim's noise table: the running sum of ``count ** ns_exponent`` over the
+        words, scaled to end at ``2**31 - 1`` (`make_cum_table`)."""
+        return self.make_cum_table()
+
+    def make_cum_table(self, domain: int = 2**31 - 1) -> np.ndarray:
+        """``[V]`` uint32 the cumulative noise distribution gensim draws negatives from, scaled to `domain`."""
+        counts = np.asarray(self.wv.counts, dtype=np.float64) ** self.ns_exponent
+        if not counts.size:
+            return np.zeros(0, dtype=np.uint32)
+        return np.round(np.cumsum(counts) / counts.sum() * domain).astype(np.uint32)
+
     def reset_from(self, other_model: Word2Vec) -> None:
         """Take `other_model`'s vocabulary (words, counts) and corpus counts, with fresh vectors
         drawn from this model's `seed` and settings (gensim: to train several models on one corpus)."""
@@ -404,6 +421,8 @@ class Word2Vec:
         min_count = min_count or self.min_count
         sample = self.sample if sample is None else sample
         least = effective_min_count(self.raw_vocab, min_count, self.max_final_vocab)
+        if not dry_run:
+            self.effective_min_count = least
         kept = [w for w, c in self.raw_vocab.items() if keep_vocab_item(w, c, least, trim_rule)]
         if update and self._model is not None:
             old = self._model.vocabs["words"].index
@@ -539,6 +558,13 @@ class Word2Vec:
                 "with model.wv = kv that are not the model's own words have no output layer to train)"
             )
         corpus, tokenizer = check_corpus(corpus_iterable, corpus_file, "train")
+        for name in self._LOCKS:
+            lock = getattr(self._keyed, name, None)
+            if lock is not None and not np.all(np.asarray(lock) == 1):
+                raise InvalidParameterError(
+                    f"wv.{name} below 1 is not supported by zoo: every row trains at the full learning rate "
+                    f"(leave {name} at ones)"
+                )
         callbacks = tuple(callbacks)
         self.alpha = start_alpha or self.alpha
         self.min_alpha = end_alpha if end_alpha is not None else self.min_alpha
