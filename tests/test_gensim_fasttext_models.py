@@ -133,3 +133,21 @@ def test_bucket_zero_turns_ngrams_off_as_gensim(lines):
     assert with_ngrams.wv.vectors_vocab.shape == (len(with_ngrams.wv), 16)
     with pytest.raises(InvalidParameterError, match="bucket"):
         FastText(bucket=-1)
+
+
+def test_cbow_and_hs_bins_train_on_and_go_back_to_fasttext(fasttext_bin, lines, tmp_path):
+    fasttext, _, text = fasttext_bin
+    small = dict(dim=8, minCount=3, bucket=500, epoch=1, thread=THREADS, verbose=0)
+    sentences = [line.split() for line in lines[:500]]
+    for name, options, expected in (
+        ("cbow", {"model": "cbow"}, ("cbow", "ns")),
+        ("hs", {"loss": "hs"}, ("skipgram", "hs")),
+    ):
+        options = {"model": "skipgram", **options, **small}
+        fasttext.train_unsupervised(str(text), **options).save_model(str(tmp_path / f"{name}.bin"))
+        model = load_facebook_model(tmp_path / f"{name}.bin")
+        assert (model.sg, model.hs) == (int(expected[0] == "skipgram"), int(expected[1] == "hs"))
+        model.train(sentences, total_examples=len(sentences), epochs=1)
+        back = fasttext.load_model(str(save_facebook_model(model, tmp_path / f"{name}-again.bin")))
+        assert (back.f.getArgs().model.name, back.f.getArgs().loss.name) == expected
+        np.testing.assert_allclose(back.get_word_vector("city"), model.wv["city"], atol=1e-6)
