@@ -82,8 +82,9 @@ def _cpu_ticks(pid: int) -> int | None:
 
 def other_zoo_processes(window: float = 1.0, *, own: set[int] | None = None) -> list[str]:
     """Other processes of zoo's that used the CPU over `window` seconds: those running in a zoo
-    checkout or running the ``zoo`` command, outside `own` (by default this benchmark's own
-    process tree: itself, its ancestors and its children); ``[]`` where ``/proc`` is missing."""
+    checkout, running the ``zoo`` command or an interpreter or script from a checkout, outside
+    `own` (by default this benchmark's own process tree: itself, its ancestors and its children);
+    ``[]`` where ``/proc`` is missing."""
     if not Path("/proc").is_dir():
         return []
     own, candidates = (_own_tree() if own is None else own), {}
@@ -93,7 +94,11 @@ def other_zoo_processes(window: float = 1.0, *, own: set[int] | None = None) -> 
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             words = [a.decode(errors="replace") for a in argv if a]
-            ours = any(Path(w).name == "zoo" for w in words[:2]) or _is_zoo_checkout(Path(os.readlink(entry / "cwd")))
+            ours = (
+                any(Path(w).name == "zoo" for w in words[:2])
+                or any(w.startswith("/") and _is_zoo_checkout(Path(w).parent) for w in words[:2])
+                or _is_zoo_checkout(Path(os.readlink(entry / "cwd")))
+            )
         except OSError:
             continue
         if ours and words:

@@ -67,3 +67,19 @@ def test_children_of_a_driver_are_told_apart_from_the_driver():
     assert conditions._is_child(["--side", "zoo", "--steps", "3"]) and conditions._is_child(["--side=torch"])
     assert conditions._is_child(["--worker", "gensim"]) and conditions._is_child(["--one", "glove"])
     assert not conditions._is_child(["--side", "both"]) and not conditions._is_child(["--rounds", "3"])
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/stat").exists() or not conditions._is_zoo_checkout(Path(sys.executable).parent),
+    reason="reads /proc; needs an interpreter inside a zoo checkout (a venv in it)",
+)
+def test_a_busy_interpreter_from_a_zoo_checkout_counts_wherever_it_runs(tmp_path):
+    spin = "import time\nend = time.time() + 20\nwhile time.time() < end: pass"
+    busy = subprocess.Popen([sys.executable, "-c", spin], cwd=tmp_path)  # tmp_path: no checkout
+    try:
+        time.sleep(0.5)
+        seen = {int(line.split()[0]) for line in conditions.other_zoo_processes(window=0.5, own={os.getpid()})}
+        assert busy.pid in seen
+    finally:
+        busy.terminate()
+        busy.wait()
