@@ -6,7 +6,7 @@ import pytest
 
 from zoo_seq2seq.demo import run
 
-pytestmark = pytest.mark.xla_optimised  # trains for hundreds of steps
+pytestmark = [pytest.mark.xla_optimised, pytest.mark.slow]  # trains for hundreds of steps
 
 
 def test_reversal_demo_end_to_end(tmp_path, capsys):

@@ -5,6 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the whole device check end to end: minutes
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

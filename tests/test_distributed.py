@@ -74,6 +74,7 @@ def eqx_arrays(model):
 # -- several real processes --------------------------------------------------------------------
 
 
+@pytest.mark.slow  # several real processes training
 def test_seq2seq_on_two_processes_equals_one_process_and_process_0_alone_writes(tmp_path):
     """``zoo train seq2seq --coordinator ... --num-processes 2 --process-id I`` on the reversal task:
     each process feeds 4 of the 8 rows of every batch; the model equals a one-process run's."""
@@ -108,6 +109,7 @@ def test_seq2seq_on_two_processes_equals_one_process_and_process_0_alone_writes(
     assert max_difference(one, untrained) > 1e-4  # it did train
 
 
+@pytest.mark.slow  # several real processes training
 def test_language_model_on_four_slurm_processes_resumes_and_equals_one_process(tmp_path):
     """Four processes under SLURM's variables (JAX's own detection, no flags), one row of the
     carried state each: 3 steps, a checkpoint, 3 more resumed from it; the model and every

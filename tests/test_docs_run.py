@@ -105,7 +105,16 @@ def test_every_fence_names_its_language(page):
     assert not unnamed, f"{page.name}: fences without a language at lines {unnamed} (python, bash or text)"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+TRAINING_PAGES = {"docs/seq2seq.md", "docs/tagging.md", "docs/language-models.md", "docs/fasttext-classifier.md"}
+"""Pages whose blocks train models for a minute or more: they run in the slow tier (``pytest -m slow``)."""
+
+
+def _page_param(page: Path):
+    name = str(page.relative_to(ROOT))
+    return pytest.param(page, id=name, marks=[pytest.mark.slow] if name in TRAINING_PAGES else [])
+
+
+@pytest.mark.parametrize("page", [_page_param(p) for p in PAGES])
 def test_python_blocks_run(page, tmp_path, monkeypatch):
     """The page's Python blocks, top to bottom in one namespace, in an empty directory."""
     blocks = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import pytest
 from kit_harness import run_kit
 
 import zoo.testing.session as kit_plugin
@@ -10,6 +11,7 @@ import zoo.testing.session as kit_plugin
 LUONG = "zoo_attention.multiplicative:LuongGeneralAttention"
 
 
+@pytest.mark.slow  # the whole kit over copies of a built-in
 def test_an_unchanged_copy_passes_and_a_broken_table_fails_the_named_check(tmp_path):
     before = dict(kit_plugin._REGISTRY)
     control = run_kit(tmp_path / "control", name="kit-luong-copy", kind="attention", factory=LUONG)

@@ -14,7 +14,7 @@ from zoo_seq2seq.data import encode_sources, pair_batches
 from zoo_seq2seq.demo import held_out_split
 from zoo_seq2seq.tasks import digit_vocab
 
-pytestmark = pytest.mark.xla_optimised  # trains for hundreds of steps
+pytestmark = [pytest.mark.xla_optimised, pytest.mark.slow]  # trains for hundreds of steps
 
 STEPS = 200
 

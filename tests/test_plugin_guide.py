@@ -58,6 +58,7 @@ def site(tmp_path_factory):
     return target
 
 
+@pytest.mark.slow  # the whole kit over two installed plugins
 def test_the_guide_plugin_and_a_textbook_mha_pass_the_conformance_kit(site, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # no project configuration of pytest applies
     with isolated_site(site):

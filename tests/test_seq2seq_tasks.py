@@ -18,7 +18,7 @@ from zoo_seq2seq.data import build_vocabs, encode_sources, pair_batches
 from zoo_seq2seq.recipe import exact_match
 from zoo_seq2seq.tasks import date_pairs
 
-pytestmark = pytest.mark.xla_optimised  # trains for hundreds of steps
+pytestmark = [pytest.mark.xla_optimised, pytest.mark.slow]  # trains for hundreds of steps
 
 YEARS = {"first_year": 1990, "last_year": 2009}
 

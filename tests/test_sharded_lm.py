@@ -141,6 +141,7 @@ def runs(tmp_path_factory) -> tuple[Path, dict, list[dict]]:
     return out, report(four), [report(p) for p in two]
 
 
+@pytest.mark.slow  # three real processes (the runs fixture)
 def test_split_tables_train_as_replicated_ones_and_save_whole(runs):
     out, seen, _ = runs
     assert seen["difference"] < 1e-5
@@ -156,6 +157,7 @@ def test_split_tables_train_as_replicated_ones_and_save_whole(runs):
     assert max_difference(sharded, untrained) > 1e-3  # it did train
 
 
+@pytest.mark.slow  # three real processes (the runs fixture)
 def test_data_parallel_softmax_chunks_take_rows_of_every_device(runs):
     """A chunk of the softmax takes every chunks-th position: split over devices, every device holds
     rows of every chunk and computes them (contiguous chunks gathered the batch onto every device)."""
@@ -166,6 +168,7 @@ def test_data_parallel_softmax_chunks_take_rows_of_every_device(runs):
     assert chunk_rows(23, 50, 4 * 50 * 4) == 4  # no count from 6 to 12 divides 23: 6 chunks, padded
 
 
+@pytest.mark.slow  # three real processes (the runs fixture)
 def test_four_devices_on_two_processes_equal_one_process(runs):
     """2 processes x 2 CPU devices: 2 steps, a checkpoint (the tables gathered whole), 2 more
     resumed from it (split again); process 0's file equals the one-process run's."""

@@ -54,6 +54,7 @@ def _corpus(count: int, seed: int, stems: list[str]) -> TaggedSentences:
     return TaggedSentences(sentences, tags)
 
 
+@pytest.mark.slow  # trains to a stated accuracy
 def test_tagger_learns_context_and_spelling_and_tags_after_reload(tmp_path):
     rng = np.random.default_rng(0)
     letters = list("abcdefghijklmnopqrstuvwxyz")

@@ -99,6 +99,7 @@ def _sentiment(count: int, seed: int) -> LabelledTexts:
     return LabelledTexts(texts, labels)
 
 
+@pytest.mark.slow  # trains to a stated accuracy
 def test_textcnn_learns_negation_and_classifies_after_reload(tmp_path):
     train, test = _sentiment(1000, 0), _sentiment(200, 1)
     model, info = fit(

@@ -68,6 +68,7 @@ def test_listing_and_building_keep_working_beside_a_broken_plugin(site):
     assert "PluginError" in strict.stderr
 
 
+@pytest.mark.slow  # the whole kit over an installed plugin
 def test_the_sample_plugin_passes_the_conformance_kit(site, tmp_path):
     result = run(site, "-m", "zoo.cli.main", "check", "scaled-dot", cwd=tmp_path)
     assert result.returncode == 0, result.stdout[-3000:]

@@ -134,6 +134,7 @@ KILLED_AFTER_CHECKPOINT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # four devices, several runs
 def test_on_a_mesh_of_four_devices_a_stopped_and_resumed_run_ends_with_the_one_device_vectors(toy, tmp_path):
     reference, _ = toy_fit(toy, "word2vec-skipgram", "jax")
     out = tmp_path / "mesh.npz"
