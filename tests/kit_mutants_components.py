@@ -18,9 +18,13 @@ from zoo.interfaces import Memory
 from zoo_attention.multiplicative import LuongGeneralAttention
 from zoo_embedding.token import TokenEmbedding
 from zoo_recurrent.cells import ElmanCell
+from zoo_recurrent.encoder import RecurrentEncoder
 
 __all__ = [
     "CachesKeys",
+    "ContextOfKeys",
+    "FixedDropoutKey",
+    "HeadsEncoder",
     "FixedKeyBias",
     "HalfPrecisionTable",
     "HalfPrecisionOutputs",
@@ -133,3 +137,29 @@ class HalfPrecisionOutputs(TokenEmbedding):
 
     def __call__(self, ids, mask=None, *, key=None):
         return super().__call__(ids, mask, key=key).astype(jnp.bfloat16)
+
+
+class ContextOfKeys(LuongGeneralAttention):
+    """Returns the weighted sum of the projected keys (the query's width) for the context, in place
+    of the values (the key's width): right only while query_size equals key_size."""
+
+    def __call__(self, query, memory: Memory):
+        _, weights = super().__call__(query, memory)
+        return weights @ memory.keys, weights
+
+
+class FixedDropoutKey(RecurrentEncoder):
+    """Draws its dropout from a fixed key when called without one: key=None still drops units."""
+
+    def __call__(self, x, mask, *, key=None):
+        return super().__call__(x, mask, key=jax.random.key(0) if key is None else key)
+
+
+class HeadsEncoder(RecurrentEncoder):
+    """A correct encoder that needs `hidden_size` to be a multiple of `num_heads` (as one splitting
+    its states into heads does): hosts that fix `hidden_size` to another number cannot take it."""
+
+    def __init__(self, input_size, cell, *, hidden_size=8, num_heads=2, num_layers=1, dropout=0.0, key):
+        if hidden_size % num_heads:
+            raise ValueError(f"hidden_size={hidden_size} must be a multiple of num_heads={num_heads}")
+        super().__init__(input_size, cell, hidden_size=hidden_size, num_layers=num_layers, dropout=dropout, key=key)

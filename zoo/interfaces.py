@@ -125,7 +125,9 @@ class Embedder(eqx.Module):
     Factories are called as ``factory(num_embeddings=V, *, key, **params)``
     when used as a component.
 
-    Checked by `zoo.testing.EmbedderTests`: ``[seq, embedding_size]`` finite vectors
+    Checked by `zoo.testing.EmbedderTests` (``key=None`` is inference: with the parameter its
+    table gives the ``dropout`` role at 0.5, the outputs without a key equal those at 0,
+    ``test_key_none_is_inference``): ``[seq, embedding_size]`` finite vectors
     (``test_shapes_and_dtype``); `vectors` is what a static embedder gives each id
     (``test_a_static_embedder_gives_its_vectors``); padding never changes the vectors of real
     tokens (``test_padding_does_not_change_real_positions``); jit and vmap change nothing
@@ -270,7 +272,9 @@ class Encoder(eqx.Module):
     Factories are called as ``factory(input_size=, cell=<cell factory or None>, *,
     key, **params)``. Padded positions never change the result at real positions.
 
-    Checked by `zoo.testing.EncoderTests`: an `EncoderOutput` of the declared sizes
+    Checked by `zoo.testing.EncoderTests` (``key=None`` is inference: with the parameter its
+    table gives the ``dropout`` role at 0.5, the outputs without a key equal those at 0,
+    ``test_key_none_is_inference``): an `EncoderOutput` of the declared sizes
     (``test_is_an_encoder_with_declared_sizes``); zero states at padded positions
     (``test_padded_positions_are_zero``); padding never changes states or `final`
     (``test_padding_invariance``); vmap equals a loop (``test_vmap_equals_loop``); the same dropout
@@ -326,7 +330,9 @@ class Attention(eqx.Module):
     many sources in any order. `reads_previous_state` says which decoder state the query is: True for
     Bahdanau (s_{t-1}, before the recurrent step), False for Luong (s_t, after it).
 
-    Checked by `zoo.testing.AttentionTests`: statelessness, interleaved sources equal fresh
+    Checked by `zoo.testing.AttentionTests` (built with query_size 6 and key_size 4, where it
+    takes unequal sizes, the context is ``[context_size]``: ``test_context_width_is_context_size``):
+    statelessness, interleaved sources equal fresh
     calls and no attribute but the fields (``test_is_stateless``); a context ``[context_size]`` and
     weights ``[src]`` or ``[heads, src]`` whose (mean over heads) is a distribution over real
     positions with exact zeros on masked ones (``test_weights_form_a_distribution_over_real_positions``);

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["register", "split_arguments"]
+from zoo.errors import InvalidParameterError
 
-USAGE = "zoo check [-h] [PLUGIN ...] [-- PYTEST-ARGS ...]"
+__all__ = ["host_options", "register", "split_arguments"]
+
+USAGE = "zoo check [-h] [PLUGIN ...] [--host ARCH ...] [--every-host] [-- PYTEST-ARGS ...]"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,8 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         usage=USAGE,
         description=(
             "Run the conformance kit over the components and models of each PLUGIN (default: every loaded "
-            "plugin). Arguments after '--' (or from the first option on) go to pytest, e.g. "
-            "'zoo check my-plugin -- -x -k Attention'."
+            "plugin). A third-party component is checked in every built-in architecture that takes its kind; "
+            "'--host ARCH' (repeatable) checks it in ARCH only, '--every-host' checks built-in components in "
+            "every architecture too. Arguments after '--' (or from the first other option on) go to pytest, "
+            "e.g. 'zoo check my-plugin -- -x -k Attention'; 'zoo check my-plugin -- -v' lists every check."
         ),
     )
     p.set_defaults(run=run, passthrough=True)  # the arguments are split by `split_arguments`, not argparse
@@ -34,13 +38,39 @@ def split_arguments(arguments: list[str]) -> tuple[list[str], list[str]]:
     return list(arguments), []
 
 
+def host_options(arguments: list[str]) -> tuple[list[str], bool, list[str]]:
+    """``(hosts, every_host, the other arguments)``: zoo check's own ``--host ARCH`` (or
+    ``--host=ARCH``) and ``--every-host``, taken from before the first ``--``."""
+    hosts, every_host, rest = [], False, []
+    i = 0
+    while i < len(arguments):
+        argument = arguments[i]
+        if argument == "--":
+            rest += arguments[i:]
+            break
+        if argument == "--every-host":
+            every_host = True
+        elif argument == "--host":
+            if i + 1 == len(arguments) or arguments[i + 1].startswith("-"):
+                raise InvalidParameterError("zoo check: --host needs an architecture, e.g. --host textcnn")
+            hosts.append(arguments[i + 1])
+            i += 1
+        elif argument.startswith("--host="):
+            hosts.append(argument.split("=", 1)[1])
+        else:
+            rest.append(argument)
+        i += 1
+    return hosts, every_host, rest
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         import pytest
     except ImportError:
         print("zoo check needs pytest: pip install 'zoo[test]'")
         return 2
-    plugins, pytest_args = split_arguments(args.rest)
+    hosts, every_host, rest = host_options(args.rest)
+    plugins, pytest_args = split_arguments(rest)
     _check_installed(plugins)
     # zoo is imported before pytest starts here, so assertion rewriting cannot apply to it
     argv = [
@@ -54,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
     ]
     for name in plugins:
         argv += ["--zoo-plugin", name]
+    for name in hosts:
+        argv += ["--zoo-host", name]
+    argv += ["--zoo-every-host"] if every_host else []
     return int(pytest.main(argv + pytest_args))
 
 

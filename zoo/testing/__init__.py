@@ -18,7 +18,11 @@ was skipped fails the run. Classes:
   (``beam_size``/``n_best``/``alpha``; ``temperature``/``top_k``/``top_p``).
 - `ModelTests`: every architecture, and every architecture with each selected component
   in the slot it fits (so a new attention is tested as ``seq2seq+<name>``): configuration,
-  a traceable build, keys, float32, shapes from the spec, loss, gradients, padding, files.
+  a traceable build, keys, float32, shapes from the spec, loss, gradients, padding, key=None
+  inference (the `dropout` roles at 0.5 change no loss without a key), files. A third-party
+  component goes into every built-in architecture that takes its kind (`--zoo-host ARCH`: that
+  one), its own `test` values overriding the sizes a host fixes for its slot; a host that cannot
+  take a component that builds on its own skips, naming the host.
 - `CausalModelTests`: the same models, where they are causal (`zoo.LanguageModel`):
   later tokens never change earlier outputs; carried state equals one long pass.
 

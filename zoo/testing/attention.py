@@ -13,6 +13,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from zoo.building.builder import component_spec
+from zoo.errors import ZooError
 from zoo.interfaces import Attention, LinearInValues, Memory
 from zoo.testing.base import assert_gradients_reach_every_parameter, assert_trees_close, parameter_leaves
 from zoo.testing.components import _Built
@@ -30,6 +32,8 @@ class AttentionTests(_Built):
     over real positions with exact zeros on masked ones (all masked: all 0, and a zero context);
     stateless; padding invariant; vmap and jit equal a loop; for a `LinearInValues`, the context is
     the weighted sum of values of any width."""
+
+    test_key_none_is_inference = None  # an attention is called without a key
 
     zoo_kind: ClassVar[str] = "attention"
     size: ClassVar[int] = 6
@@ -96,6 +100,20 @@ class AttentionTests(_Built):
         assert isinstance(width, int) and not isinstance(width, bool) and width >= 1, (
             f"{self.subject(entry)}: context_size must be a positive int (the width of the context), got {width!r}"
         )
+
+    def test_context_width_is_context_size(self, registry, entry):
+        """Built with query_size 6 and key_size 4, the context is ``[context_size]`` on values of the key
+        width (equal sizes would hide a context of the query's width: a skipped output projection)."""
+        what = f"output width of {self.subject(entry)} (query_size={self.size}, key_size={self.size - 2})"
+        spec = component_spec(entry.name, kind="attention", registry=registry, **entry.test)
+        try:
+            module = spec.build(query_size=self.size, key_size=self.size - 2, key=jax.random.key(0))
+        except (ValueError, ZooError) as error:
+            pytest.skip(f"it takes only equal query and key sizes ({type(error).__name__}: {error})")
+        values = jax.random.normal(jax.random.key(2), (self.source_length, self.size - 2))
+        memory = self.memory(module, values, jnp.arange(self.source_length) < 4)
+        context, _ = self.attend(entry, module, jax.random.normal(jax.random.key(3), (self.size,)), memory, what)
+        assert module.context_size >= 1 and context.shape == (module.context_size,), f"{what}: {context.shape}"
 
     def test_is_stateless(self, registry, entry, inputs):
         """Interleaved use (precompute A, precompute B, attend A, attend B) equals fresh calls, and

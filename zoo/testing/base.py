@@ -36,6 +36,7 @@ __all__ = [
     "assert_gradients_reach_every_parameter",
     "assert_parameters_from_key",
     "assert_shapes_follow_the_spec",
+    "assert_same_arrays",
     "assert_trees_close",
     "declared_dtype",
     "numeric_constants",
@@ -105,6 +106,14 @@ def _largest(x: np.ndarray, y: np.ndarray) -> str:
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(x.astype(np.float64) - y.astype(np.float64))
     return f"{np.nanmax(diff):.3g}" if np.any(np.isfinite(diff)) else "not finite"
+
+
+def assert_same_arrays(a: Any, b: Any, *, what: str) -> None:
+    """Every array of `a` equals `b`'s at the same path, exactly (static fields, such as a
+    dropout rate, may differ: only the arrays are compared)."""
+    from zoo.building.weights import array_paths
+
+    assert_trees_close(dict(array_paths(a)), dict(array_paths(b)), exact=True, what=what)
 
 
 def assert_gradients_reach_every_parameter(grads: Any, what: str) -> None:

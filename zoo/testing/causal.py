@@ -16,8 +16,8 @@ import pytest
 
 from zoo.building.builder import build
 from zoo.interfaces import LanguageModel
-from zoo.naming.resolve import architecture_of
 from zoo.testing.base import ConformanceTests, assert_dtype, assert_trees_close, declared_dtype
+from zoo.testing.cases import build_case, case_params, case_subject
 
 __all__ = ["CausalModelTests"]
 
@@ -53,13 +53,14 @@ class CausalModelTests(ConformanceTests):
 
     @staticmethod
     def subject(zoo_model: str) -> str:
-        return f"language model {zoo_model!r}"
+        return case_subject(zoo_model, "language model")
 
     @pytest.fixture(scope="class")
     @classmethod
     def model(cls, registry, zoo_model):
-        params = dict(architecture_of(registry, zoo_model).test)
-        built = build(zoo_model, key=jax.random.key(0), registry=registry, **params)
+        params = case_params(registry, zoo_model)
+        make = lambda: build(zoo_model, key=jax.random.key(0), registry=registry, **params)
+        built = build_case(registry, zoo_model, params, make)
         if not isinstance(built, LanguageModel):
             pytest.skip(f"{zoo_model} is not a causal model (zoo.LanguageModel)")
         return built

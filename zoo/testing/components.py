@@ -22,6 +22,7 @@ from zoo.testing.base import (
     assert_dtype,
     assert_gradients_reach_every_parameter,
     assert_parameters_from_key,
+    assert_same_arrays,
     assert_trees_close,
     declared_dtype,
     traced_shapes,
@@ -53,10 +54,18 @@ class _Built(ConformanceTests):
         raise NotImplementedError
 
     @classmethod
-    def make(cls, registry, entry, key):
-        return component_spec(entry.name, kind=cls.zoo_kind, registry=registry, **entry.test).build(
+    def make(cls, registry, entry, key, **params):
+        """The component built with its `test` values (and `params` over them) and the wired arguments."""
+        return component_spec(entry.name, kind=cls.zoo_kind, registry=registry, **{**entry.test, **params}).build(
             **cls.wired(registry), key=key
         )
+
+    called_with_key: ClassVar[bool] = False  # whether its call takes ``key=`` (dropout, noise)
+
+    @classmethod
+    def keyed_outputs(cls, module: Any, example: Any, key: Any) -> Any:
+        """The outputs on `example` with `key` (None: inference), for kinds whose call takes a key."""
+        raise NotImplementedError
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -115,6 +124,37 @@ class _Built(ConformanceTests):
             f"{what}: it returns no floating-point array"
         )
 
+    def test_key_none_is_inference(self, registry, entry, example):
+        """``key=None`` means inference: with the parameter playing the ``dropout`` role at 0.5 the
+        outputs without a key equal those at 0 (no dropout drawn from a key of its own), while with
+        a key they differ (the rate is used)."""
+        if not self.called_with_key:
+            pytest.skip(f"a {self.zoo_kind} is called without a key")
+        rate = entry.roles.get("dropout")
+        if rate is None:
+            pytest.skip(
+                f"{entry.name!r} declares no dropout role: if one of its hyperparameters is a dropout rate, say so "
+                f'in its table (roles = {{ dropout = "{next((p for p in entry.params if "drop" in p), "PARAM")}" }})'
+            )
+        what = f"key=None is inference of {self.subject(entry)}"
+        dropped = self.make(registry, entry, jax.random.key(0), **{rate: 0.5})
+        clean = self.make(registry, entry, jax.random.key(0), **{rate: 0.0})
+        assert_same_arrays(dropped, clean, what=f"{what}: the parameters at {rate}=0.5 and {rate}=0")
+        want = self.keyed_outputs(clean, example, None)
+        assert_trees_close(
+            self.keyed_outputs(dropped, example, None),
+            want,
+            what=f"{what}: {rate}=0.5 against {rate}=0, both with key=None (dropout drawn without the key given: "
+            "apply dropout only when a key is passed)",
+        )
+        keyed = self.keyed_outputs(dropped, example, jax.random.key(1))
+        changed = any(bool(jnp.any(a != b)) for a, b in zip(jax.tree.leaves(keyed), jax.tree.leaves(want), strict=True))
+        if not changed:
+            pytest.skip(
+                f"with a key, {rate}=0.5 changes nothing at its test values {dict(entry.test)} (dropout between "
+                "layers of one layer, say), so key=None could not be told from a key: give test values where it acts"
+            )
+
 
 class EmbedderTests(_Built):
     """Embedders: shapes, dtypes, determinism, jit, vmap, gradients, padding."""
@@ -139,6 +179,12 @@ class EmbedderTests(_Built):
     @classmethod
     def outputs(cls, module, example):
         return module(*example), module.vectors()
+
+    called_with_key: ClassVar[bool] = True
+
+    @classmethod
+    def keyed_outputs(cls, module, example, key):
+        return module(*example, key=key)
 
     def test_is_an_embedder(self, module):
         assert isinstance(module, Embedder), f"{type(module).__name__} is not a zoo.Embedder"
@@ -206,6 +252,8 @@ def _step_by_step(cell: RecurrentCell, xs: jax.Array, length: int, *, reverse: b
 
 class CellTests(_Built):
     """Recurrent cells: the project/recur split, both directions with padding, scans, gradients."""
+
+    test_key_none_is_inference = None  # a cell is called without a key
 
     zoo_kind: ClassVar[str] = "cell"
     input_size: ClassVar[int] = 5
@@ -338,6 +386,12 @@ class EncoderTests(_Built):
     @classmethod
     def outputs(cls, module, example):
         return module(*example)
+
+    called_with_key: ClassVar[bool] = True
+
+    @classmethod
+    def keyed_outputs(cls, module, example, key):
+        return module(*example, key=key)
 
     def test_is_an_encoder_with_declared_sizes(self, entry, module, batch):
         what = f"declared sizes of {self.subject(entry)}"

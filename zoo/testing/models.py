@@ -26,12 +26,14 @@ from zoo.testing.base import (
     assert_dtype,
     assert_gradients_reach_every_parameter,
     assert_parameters_from_key,
+    assert_same_arrays,
     assert_shapes_follow_the_spec,
     assert_trees_close,
     declared_dtype,
     plugin_modules,
     traced_shapes,
 )
+from zoo.testing.cases import build_case, case_params, case_subject, host_refusal
 from zoo.testing.session import watch_config
 
 __all__ = ["ModelTests"]
@@ -65,7 +67,7 @@ class ModelTests(ConformanceTests):
     @pytest.fixture(scope="class")
     @classmethod
     def params(cls, registry, zoo_model):
-        return dict(architecture_of(registry, zoo_model).test)
+        return case_params(registry, zoo_model)
 
     @classmethod
     def make(cls, registry, name, params, key):
@@ -74,14 +76,21 @@ class ModelTests(ConformanceTests):
     @pytest.fixture(scope="class")
     @classmethod
     def spec(cls, registry, zoo_model, params):
-        return registry.describe(zoo_model, **params)
+        try:
+            return registry.describe(zoo_model, **params)
+        except Exception as error:  # a host's refusal is a skip; anything else the check's failure
+            reason = host_refusal(registry, zoo_model, error)
+            if reason is None:
+                raise
+            pytest.skip(reason)
 
     @pytest.fixture(scope="class")
     @classmethod
     def model(cls, registry, zoo_model, params, spec):
         """Built from key 0, with changes to JAX's configuration recorded against its plugins."""
         with watch_config(_plugins(spec), f"building {zoo_model!r}"):
-            return cls.make(registry, zoo_model, params, jax.random.key(0))
+            make = lambda: cls.make(registry, zoo_model, params, jax.random.key(0))
+            return build_case(registry, zoo_model, params, make)
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -90,7 +99,7 @@ class ModelTests(ConformanceTests):
         return cls.make(registry, zoo_model, params, jax.random.key(1))
 
     def subject(self, zoo_model: str) -> str:
-        return f"model {zoo_model!r}"
+        return case_subject(zoo_model)
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -197,6 +206,30 @@ class ModelTests(ConformanceTests):
             err_msg=f"padding invariance of {self.subject(zoo_model)}: more padding changed the loss",
         )
 
+    def test_key_none_is_inference(self, registry, zoo_model, params, spec, model, batch):
+        """``key=None`` means inference: with every parameter playing the ``dropout`` role (the
+        architecture's and its components') at 0.5, the loss without a key equals the model's at its
+        test values, while with a key it moves (the rate is used)."""
+        rates = dropout_params(registry, spec)
+        if not rates:
+            pytest.skip(
+                f"neither {spec.arch!r} nor its components declare a dropout role "
+                '(roles = { dropout = "PARAM" } in a table): nothing tells inference from training'
+            )
+        what = f"key=None is inference of {self.subject(zoo_model)} ({', '.join(rates)} at 0.5)"
+        dropped = self.make(registry, zoo_model, {**params, **dict.fromkeys(rates, 0.5)}, jax.random.key(0))
+        assert_same_arrays(dropped, model, what=f"{what}: its parameters against the test values'")
+        np.testing.assert_allclose(
+            float(_loss(dropped, batch, None)),
+            float(_loss(model, batch, None)),
+            rtol=1e-5,
+            atol=1e-6,
+            err_msg=f"{what}: the loss with key=None changed with the dropout rate (dropout drawn without the "
+            "key given: apply it only when a key is passed)",
+        )
+        if float(_loss(dropped, batch, jax.random.key(3))) == float(_loss(dropped, batch, None)):
+            pytest.skip(f"with a key, {', '.join(rates)} at 0.5 changes nothing: the check would prove nothing")
+
     def test_save_load_is_exact(self, registry, zoo_model, model, batch, tmp_path):
         what = f"save and load exactly, {self.subject(zoo_model)}"
         path = save(model, tmp_path / "model.safetensors", registry=registry)
@@ -222,6 +255,18 @@ class ModelTests(ConformanceTests):
         missing = {k: v for k, v in tensors.items() if k != name}
         save_file(missing, str(tmp_path / "missing.safetensors"), metadata=seal(metadata, missing))
         _assert_refused(registry, tmp_path / "missing.safetensors", "missing", what=f"{what} (tensor {name} removed)")
+
+
+def dropout_params(registry, spec: ModelSpec) -> list[str]:
+    """The hyperparameters of model `spec` playing the ``dropout`` role: the architecture's
+    (``dropout``) and each filled slot's component's (``slot.dropout``)."""
+    arch = registry.architectures[spec.arch]
+    found = [arch.roles["dropout"]] if "dropout" in arch.roles else []
+    for slot in spec.slots:
+        entry = None if slot.is_empty else registry.components.get(slot.component)
+        if entry is not None and "dropout" in entry.roles:
+            found.append(f"{slot.slot}.{entry.roles['dropout']}")
+    return found
 
 
 def _assert_refused(registry, path, words: str, *, what: str) -> None:

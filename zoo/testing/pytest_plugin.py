@@ -45,7 +45,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--zoo-every-host",
         action="store_true",
-        help="check each component in every architecture that takes it, not in one (the full matrix)",
+        help="check each built-in component in every architecture that takes it, not in one (the full matrix; "
+        "a third-party component is checked in every built-in architecture that takes it by default)",
+    )
+    group.addoption(
+        "--zoo-host",
+        action="append",
+        default=None,
+        metavar="ARCH",
+        help="check each component only in architecture ARCH (repeatable)",
     )
 
 
@@ -83,10 +91,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "zoo_model" in wants:
         interface = getattr(metafunc.cls, "zoo_model_interface", None)
         every_host = metafunc.config.getoption("--zoo-every-host")
-        names = model_cases(kit_registry(), plugins, interface, every_host=every_host)
+        hosts = _hosts(metafunc.config)
+        names = model_cases(kit_registry(), plugins, interface, every_host=every_host, hosts=hosts)
         names = names if pinned is None else [n for n in names if _checks(n, pinned)]
         what = f"{interface.__name__} model" if interface else "model"
         _parametrize(metafunc, "zoo_model", names, f"no {what} uses {pinned or plugins}")
+
+
+def _hosts(config: pytest.Config) -> list[str] | None:
+    """The architectures ``--zoo-host`` names (None: the default hosts), each checked to exist."""
+    hosts = config.getoption("--zoo-host")
+    if hosts is None:
+        return None
+    known = sorted(kit_registry().architectures)
+    unknown = [name for name in hosts if name not in known]
+    if unknown:
+        raise pytest.UsageError(f"--zoo-host: no architecture named {unknown}; architectures: {', '.join(known)}")
+    return hosts
 
 
 def _pinned_plugin(cls: type, name: str, kind: str | None) -> str:
