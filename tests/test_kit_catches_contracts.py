@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tomllib
 
+import pytest
 from kit_harness import run_kit
 
 from zoo.naming.catalogue import catalogue_path
@@ -56,6 +57,7 @@ def _heads(tmp_path, test: dict, *args: str):
     )
 
 
+@pytest.mark.slow
 def test_a_component_s_test_values_override_a_host_s_fixed_sizes(tmp_path):
     # bilstm-tagger fixes its chars encoder's hidden_size at 25 (not a multiple of 2 heads): the
     # encoder's own test values (hidden_size 8) take its place, in each of the host's two slots
@@ -68,6 +70,7 @@ def test_a_component_s_test_values_override_a_host_s_fixed_sizes(tmp_path):
     }, run.table()
 
 
+@pytest.mark.slow
 def test_a_host_that_cannot_take_a_correct_component_says_so_and_the_component_passes(tmp_path):
     run = _heads(tmp_path, {"num_heads": 2})  # hidden_size left to each host: 25 in bilstm-tagger's chars
     run.assert_passes()
