@@ -90,6 +90,7 @@ def _classifier_data(tmp_path):
     [
         (["--bucket", "100000000000000000000"], r"--bucket=100000000000000000000 is out of range"),
         (["--dim", "2147483648"], r"--dim=2147483648 is out of range"),
+        (["--maxn", "16000"], r"--maxn=16000 is out of range"),
         (["--bucket", "1000000000", "--word-ngrams", "2"], r"training the classifier .* needs 12\.0 GB"),
     ],
 )
