@@ -36,6 +36,18 @@ def _optimised_while(node):
         jax.config.update("jax_disable_most_optimizations", before)
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items):
+    """The kit's model checks of a composite name (a component in its host, ``lm+gru``) run in
+    the slow tier; every architecture's own model checks and every component's checks stay in
+    the default run, so the default run checks each built-in once."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        model = callspec.params.get("zoo_model") if callspec else None
+        if item.path.name == "test_conformance.py" and isinstance(model, str) and "+" in model:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _xla_optimised_module(request):
     yield from _optimised_while(request.node)
