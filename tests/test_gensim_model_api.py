@@ -194,3 +194,17 @@ def test_noise_table_effective_min_count_and_locks_as_gensim(gensim_models, zipf
     ours.wv.vectors_lockf[0] = 0.0
     with pytest.raises(InvalidParameterError, match="vectors_lockf"):
         ours.train(zipf, total_examples=len(zipf), epochs=1)
+
+
+def test_gensims_errors_for_a_model_without_output_layer_and_load_on_an_instance(zipf, tmp_path):
+    model = Word2Vec(zipf, vector_size=8, min_count=3, workers=1, epochs=1)
+    path = model.save(tmp_path / "m.safetensors")
+    with pytest.raises(AttributeError, match=r"Word2Vec.load\(path\)"):
+        Word2Vec().load(path)  # gensim's load is the class's, not the instance's
+    assert Word2Vec.load(path).wv.index_to_key == model.wv.index_to_key
+    queries_only = Word2Vec()
+    queries_only.wv = KeyedVectors(model.wv.index_to_key, model.wv.vectors)
+    with pytest.raises(RuntimeError, match="output layer"):
+        queries_only.predict_output_word(["w2", "w3"])
+    with pytest.raises(DataError):
+        queries_only.predict_output_word(["w2", "w3"])

@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 
 from zoo.building.files import is_safetensors
+from zoo.data.inputs import check_regular
 from zoo.data.vocab import Vocab
 from zoo.errors import DataError, UnknownKeyError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
 from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs, gensim_word_pairs, score_word_pairs
-from zoo.data.inputs import check_regular
 from zoo.vectors.formats import check_finite, read_word2vec, write_word2vec
 
 __all__ = ["Key", "KeyedVectors", "OOVFunction", "Term"]
@@ -92,14 +92,17 @@ class KeyedVectors:
     """Word vectors with lookup, similarity, analogies, evaluation and word2vec files.
 
     Rows are in vocabulary order (most frequent first for zoo and word2vec
-    files), which is what `restrict_vocab` counts on. The vectors are read-only:
-    no query or evaluation modifies them.
+    files), which is what `restrict_vocab` counts on. The `vectors` array is read-only:
+    no query or evaluation modifies it, and the filling methods (`add_vectors`,
+    `add_vector`, ``kv[key] = vector``, ...) replace it.
 
     **Arguments:**
 
-    - `words`: the words in row order (a sequence of str, or a `zoo.data.Vocab`).
-    - `vectors`: ``[V, D]`` array-like, stored as float32.
-    - `counts`: optional ``[V]`` corpus frequencies.
+    - `words`: the words in row order (a sequence of str, or a `zoo.data.Vocab`); or, as
+      gensim's ``KeyedVectors(vector_size, count=0, dtype)``, a vector size (also
+      ``vector_size=``): a table of `count` empty rows to fill.
+    - `vectors`: ``[V, D]`` array-like, stored as `dtype` (float32).
+    - `counts`: optional ``[V]`` corpus frequencies (``expandos["count"]``).
     - `oov`: optional ``oov(word) -> [D]`` giving vectors to words outside the
       vocabulary (a subword model, `zoo.vectors.extensions`); without it such words raise
       `KeyError`.
@@ -107,15 +110,18 @@ class KeyedVectors:
 
     def __init__(
         self,
-        words: Sequence[str] | Vocab | int,
+        words: Sequence[str] | Vocab | int | None = None,
         vectors: Any = None,
         *,
         counts: Sequence[int] | np.ndarray | None = None,
         oov: OOVFunction | None = None,
+        vector_size: int | None = None,
         count: int = 0,
         dtype: Any = np.float32,
         mapfile_path: Any = None,
     ) -> None:
+        if words is None and vector_size is not None:  # gensim's KeyedVectors(vector_size=100)
+            words = vector_size
         if _is_int(words):  # gensim's KeyedVectors(vector_size, count=0, dtype=REAL): a table to fill
             count = int(vectors) if _is_int(vectors) else count
             if words < 1 or count < 0:
@@ -359,13 +365,13 @@ class KeyedVectors:
                 chosen.append(key)
         vectors = np.stack([self.get_vector(k) for k in chosen]) if chosen else np.zeros((0, self.vector_size))
         keyed = KeyedVectors(chosen, vectors, dtype=self.vectors.dtype)
-        if copy_vecattrs:
-            for attr, values in self.expandos.items():
-                known = [k for k in chosen if self.has_index_for(k)]
-                if known:
-                    keyed.allocate_vecattrs([attr], [values.dtype])
-                    for key in known:
-                        keyed.set_vecattr(key, attr, values[self.get_index(key)])
+        known = [k for k in chosen if self.has_index_for(k)]
+        if copy_vecattrs and known:
+            for attr in {"count", *self.expandos}:  # "count" as get_vecattr answers it, stand-in or not
+                values = self._vecattr_all(attr)
+                keyed.allocate_vecattrs([attr], [values.dtype])
+                for key in known:
+                    keyed.set_vecattr(key, attr, values[self.get_index(key)])
         return keyed
 
     # -- filling and per-word attributes (gensim's) ----------------------------------------

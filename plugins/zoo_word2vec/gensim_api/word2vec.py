@@ -21,6 +21,7 @@ A saved model is a zoo model file (``zoo.load``, ``KeyedVectors.load`` and
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -100,6 +101,21 @@ _KEPT = (
 
 class NoNegativeSampling(DataError, RuntimeError):
     """`Word2Vec.predict_output_word` on a model without negative sampling (gensim's RuntimeError)."""
+
+
+class _class_only:
+    """A class method that, looked up on an instance, raises `AttributeError` (as gensim's `load`:
+    ``model.load(path)`` would not load into `model`)."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        functools.update_wrapper(self, function)
+
+    def __get__(self, instance: Any, owner: type) -> Any:
+        if instance is not None:
+            name = f"{owner.__name__}.{self.function.__name__}"
+            raise AttributeError(f"{name} is a class method that returns a new model: call {name}(path)")
+        return self.function.__get__(owner, owner)
 
 
 def output_layer_bytes(words: int, dim: int, hs: int, negative: int) -> dict[str, int]:
@@ -325,6 +341,11 @@ class Word2Vec:
         the output vectors of the context's input vectors summed (averaged with ``cbow_mean``),
         as gensim computes it. Words outside the vocabulary are ignored; None (with a warning)
         when none is left. Returns ``[(word, probability)]``, most probable first."""
+        if self._model is None:
+            raise NoNegativeSampling(
+                "predict_output_word needs the model's output layer: vectors set with model.wv = kv have none "
+                "(as in gensim); build_vocab and train, or load a saved model"
+            )
         if self.syn1neg is None:
             raise NoNegativeSampling(
                 "predict_output_word scores with the negative-sampling output vectors, which a model "
@@ -672,7 +693,7 @@ class Word2Vec:
         )
         return zoo.save(self._model, path, metadata={_METADATA: json.dumps(settings)})
 
-    @classmethod
+    @_class_only
     def load(cls, path: str | os.PathLike, mmap: str | None = None) -> Word2Vec:
         """A model saved by `save`, or any zoo file of this family (``zoo train word2vec-skipgram``'s:
         the settings not in its spec then take gensim's defaults). `mmap` (gensim's memory-mapping)
