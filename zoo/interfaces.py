@@ -2,7 +2,10 @@
 
 All shapes are per example: there is no batch axis; batch with `jax.vmap`.
 Masks are ``Bool[Array, "seq"]`` with True on real tokens. Keys are keyword-only
-and optional: ``key=None`` means inference (no dropout, no sampling noise).
+and optional: ``key=None`` means inference (no dropout, no sampling noise): the same
+outputs every call; dropout is drawn only from a key passed in. A strategy that draws (a
+sampler at temperature > 0) cannot infer without noise, so it refuses ``key=None`` with an
+error asking for a key.
 Every module is either abstract (these) or final (a plugin's class).
 
 The conformance kit (`zoo.testing`, ``zoo check PLUGIN``) checks each contract stated
