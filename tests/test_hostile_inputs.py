@@ -156,3 +156,29 @@ def test_the_store_and_the_hub_cache_refuse_hostile_files(tmp_path, monkeypatch)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     with bounded(), pytest.raises(ZooError, match="character device"):
         hub_file("hf://o/r/f.txt")
+
+
+@pytest.fixture(scope="module")
+def classifier(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("classifier")
+    data = folder / "train.txt"
+    data.write_text("__label__a good film\n__label__b bad film\n" * 5)
+    out = folder / "c.safetensors"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["train", "fasttext-classifier", "--data", str(data), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("case", ["fifo", "device", "directory", "missing", "random bytes", "nul bytes", "long line"])
+def test_zoo_eval_refuses_hostile_data_with_a_clear_error(tmp_path, classifier, case):
+    path = _make(tmp_path, case)
+    err = io.StringIO()
+    started = time.perf_counter()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            status = main(["eval", str(classifier), "--data", str(path)])
+        except SystemExit as stop:
+            status = int(stop.code or 0)
+    assert time.perf_counter() - started < SECONDS
+    assert status != 0 and "Traceback" not in err.getvalue(), err.getvalue()
