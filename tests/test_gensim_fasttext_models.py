@@ -151,3 +151,20 @@ def test_cbow_and_hs_bins_train_on_and_go_back_to_fasttext(fasttext_bin, lines, 
         back = fasttext.load_model(str(save_facebook_model(model, tmp_path / f"{name}-again.bin")))
         assert (back.f.getArgs().model.name, back.f.getArgs().loss.name) == expected
         np.testing.assert_allclose(back.get_word_vector("city"), model.wv["city"], atol=1e-6)
+
+
+def test_a_bin_of_fasttexts_first_layout_loads_as_gensim_loads_it():
+    """fastText before its file version 11 wrote no signature; gensim ships such a file."""
+    gensim_fasttext = pytest.importorskip("gensim.models.fasttext", reason="gensim is not installed")
+    from gensim.test.utils import datapath
+
+    path = Path(datapath("lee_fasttext.bin"))
+    ours = load_facebook_model(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = gensim_fasttext.load_facebook_model(str(path))
+    assert ours.wv.index_to_key == theirs.wv.index_to_key and ours.wv.bucket == theirs.wv.bucket == 1000
+    np.testing.assert_allclose(ours.wv.vectors, theirs.wv.vectors, atol=1e-6)
+    np.testing.assert_array_equal(ours.syn1neg, theirs.syn1neg)
+    np.testing.assert_allclose(ours.wv["nonexistent"], theirs.wv["nonexistent"], atol=1e-6)
+    assert (ours.epochs, ours.window, ours.min_count) == (theirs.epochs, theirs.window, theirs.min_count)

@@ -69,6 +69,8 @@ FASTTEXT_MAGIC = 793712314
 _VERSION = 12
 _ARGS = struct.Struct("<12id")
 _DICTIONARY = struct.Struct("<3i2q")
+_OLD_ARGS_TAIL = struct.Struct("<10id")  # the Args after dim and ws, in fastText's first layout
+_OLD_DICTIONARY = struct.Struct("<3iq")
 _ENTRY_TAIL = struct.Struct("<qb")
 _SHAPE = struct.Struct("<2q")
 _SIGNATURE = struct.Struct("<2i")
@@ -254,8 +256,8 @@ def read_fasttext_bin(
 def _read(source: _Source, output: bool, encoding: str, unicode_errors: str, allow_quantized: bool) -> FastTextModel:
     path = source.path
     magic, version = source.unpack(_SIGNATURE, "the signature")
-    if magic != FASTTEXT_MAGIC:
-        raise DataError(f"{path}: not a fastText model (it does not start with fastText's magic number)")
+    if magic != FASTTEXT_MAGIC:  # fastText before its file version 11 wrote no signature: Args come first
+        return _read_unsigned(source, (magic, version), output, encoding, unicode_errors)
     if version not in (11, _VERSION):
         raise DataError(
             f"{path}: fastText file format version {version}; this reader knows versions 11 and 12 "
@@ -307,6 +309,50 @@ def _read(source: _Source, output: bool, encoding: str, unicode_errors: str, all
         spellings=spellings,
         encoding=encoding,
         pruned=pruned,
+    )
+    _check_ngram_budget(model, source)
+    return model
+
+
+def _read_unsigned(
+    source: _Source, first: tuple[int, int], output: bool, encoding: str, unicode_errors: str
+) -> FastTextModel:
+    """A model of fastText's first file layout (2016-17; gensim reads it too): Args without the
+    signature, a dictionary header without the pruned index, matrices without quantization flags."""
+    path = source.path
+    try:
+        args = FastTextArgs(*first, *source.unpack(_OLD_ARGS_TAIL, "the Args block"))
+        args.check(str(path))
+    except DataError:
+        raise DataError(f"{path}: not a fastText model (it does not start with fastText's magic number)") from None
+    if args.model == SUPERVISED:
+        raise DataError(f"{path}: a classifier in fastText's first file layout, which zoo does not read")
+    size, nwords, nlabels, ntokens = source.unpack(_OLD_DICTIONARY, "the dictionary header")
+    if min(size, nwords, nlabels) < 0 or nwords + nlabels != size:
+        raise DataError(f"{path}: the dictionary header says {size} entries = {nwords} words + {nlabels} labels")
+    source.need(size * (1 + _ENTRY_TAIL.size), f"the {size} dictionary entries")
+    spellings, counts = [], []
+    for i in range(size):
+        spellings.append(source.until_nul(f"dictionary entry {i}"))
+        counts.append(source.unpack(_ENTRY_TAIL, f"dictionary entry {i}")[0])
+    input_matrix = _read_matrix(source, nwords + args.bucket, args.dim, "the input matrix")
+    if output:
+        output_matrix = _read_matrix(source, nwords, args.dim, "the output matrix")
+    else:
+        _check_shape(source, nwords, args.dim, "the output matrix")
+        source.skip(4 * nwords * args.dim, "the output matrix")
+        output_matrix = None
+    source.expect_end()
+    words = [decode_word(s, path, f"dictionary entry {i}", encoding, unicode_errors) for i, s in enumerate(spellings)]
+    model = FastTextModel(
+        args,
+        words[:nwords],
+        np.asarray(counts[:nwords], dtype=np.int64),
+        input_matrix,
+        output_matrix,
+        ntokens=ntokens,
+        spellings=spellings[:nwords],
+        encoding=encoding,
     )
     _check_ngram_budget(model, source)
     return model
