@@ -226,6 +226,7 @@ class Word2Vec:
                 raise InvalidParameterError(f"{option} must be a positive integer or None, got {value!r}")
         self.min_count, self.max_vocab_size, self.max_final_vocab = min_count, max_vocab_size, max_final_vocab
         self.sorted_vocab, self.effective_min_count = sorted_vocab, min_count
+        self.null_word = null_word  # 0: refused otherwise
         self.seed, self.workers, self.batch_words = seed, workers, batch_words
         self.compute_loss, self.comment = compute_loss, comment
         self.corpus_count = self.corpus_total_words = 0
