@@ -92,3 +92,24 @@ def test_zoo_check_names_a_plugin_that_is_not_installed_before_pytest_starts(cap
     captured = capsys.readouterr()
     assert "no plugin named 'greddy' is installed. Did you mean 'greedy'?" in captured.err
     assert captured.out == ""  # pytest never ran: no collection errors, no summary
+
+
+def test_zoo_check_takes_its_own_host_options_before_the_separator():
+    from zoo.cli.check_cmd import host_options
+    from zoo.errors import InvalidParameterError
+
+    assert host_options(["a", "--host", "x", "--every-host", "--", "-v", "--host", "y"]) == (
+        ["x"],
+        True,
+        ["a", "--", "-v", "--host", "y"],
+    )
+    assert host_options(["a", "--host=x", "-k", "z"]) == (["x"], False, ["a", "-k", "z"])
+    with pytest.raises(InvalidParameterError, match="--host needs the name of an architecture"):
+        host_options(["a", "--host", "--", "-v"])
+
+
+def test_zoo_check_dash_v_lists_every_check(installed, capsys):
+    code = main(["check", NAME, "--", "-v", "-k", "TestPlugins", "-p", "no:randomly"])
+    out = capsys.readouterr().out
+    assert code == 0, out[-3000:]
+    assert f"TestPlugins::test_plugin_loads[{NAME}] PASSED" in out, out[-3000:]

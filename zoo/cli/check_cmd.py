@@ -52,7 +52,7 @@ def host_options(arguments: list[str]) -> tuple[list[str], bool, list[str]]:
             every_host = True
         elif argument == "--host":
             if i + 1 == len(arguments) or arguments[i + 1].startswith("-"):
-                raise InvalidParameterError("zoo check: --host needs an architecture, e.g. --host textcnn")
+                raise InvalidParameterError("zoo check: --host needs the name of an architecture (zoo list lists them)")
             hosts.append(arguments[i + 1])
             i += 1
         elif argument.startswith("--host="):
@@ -73,10 +73,11 @@ def run(args: argparse.Namespace) -> int:
     plugins, pytest_args = split_arguments(rest)
     _check_installed(plugins)
     # zoo is imported before pytest starts here, so assertion rewriting cannot apply to it
+    verbose = any(a == "--verbose" or (a.startswith("-v") and set(a[1:]) == {"v"}) for a in pytest_args)
     argv = [
         "--pyargs",
         "zoo.testing.suite",
-        "-q",
+        *([] if verbose else ["-q"]),  # -q would cancel the user's -v: '-- -v' lists every check
         "-p",
         "no:cacheprovider",
         "-W",
