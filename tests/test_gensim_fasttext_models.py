@@ -168,3 +168,17 @@ def test_a_bin_of_fasttexts_first_layout_loads_as_gensim_loads_it():
     np.testing.assert_array_equal(ours.syn1neg, theirs.syn1neg)
     np.testing.assert_allclose(ours.wv["nonexistent"], theirs.wv["nonexistent"], atol=1e-6)
     assert (ours.epochs, ours.window, ours.min_count) == (theirs.epochs, theirs.window, theirs.min_count)
+
+
+def test_an_empty_fasttext_table_fills_as_gensims():
+    from zoo.vectors import FastTextKeyedVectors
+
+    for table in (FastTextKeyedVectors(vector_size=2, min_n=3, max_n=6, bucket=50), FastTextKeyedVectors(2, 3, 6, 50)):
+        table.add_vectors(["a", "b"], np.array([[0, 0], [1, 1]]))
+        table.add_vector("c", np.array([2, 3]))
+        assert table.index_to_key == ["a", "b", "c"] and (table.bucket, table.min_n, table.max_n) == (50, 3, 6)
+        np.testing.assert_array_equal(table.vectors_vocab, [[0, 0], [1, 1], [2, 3]])
+        assert table.vectors_ngrams.shape == (50, 2) and not table.vectors_ngrams.any()
+        assert table.compatible_hash
+        table.adjust_vectors()  # nothing to redo: the vectors stay
+        np.testing.assert_array_equal(table.vectors, table.vectors_vocab)

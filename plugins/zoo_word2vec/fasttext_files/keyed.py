@@ -23,6 +23,10 @@ from zoo_word2vec.fasttext_model import FastText
 __all__ = ["FastTextKeyedVectors", "fasttext_behind", "is_fasttext_oov", "load_facebook_vectors", "write_keyed_bin"]
 
 
+def _is_size(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= 0
+
+
 def _zoo_fasttext(oov: Any) -> FastText | None:
     """The zoo fasttext model whose ``oov_vector`` method `oov` is, if it is one."""
     owner = getattr(oov, "__self__", None)  # a bound method (equinox binds its modules' methods its own way)
@@ -62,10 +66,40 @@ class FastTextKeyedVectors(KeyedVectors):
 
     gensim's attributes of the subword model: `vectors_vocab` (``[V, D]`` the words' own
     rows), `vectors_ngrams` (``[bucket, D]`` the n-gram rows), `bucket`, `min_n`, `max_n`.
+    As gensim's ``FastTextKeyedVectors(vector_size, min_n, max_n, bucket)`` it is an empty table
+    to fill (`add_vectors`) with those settings and no n-gram rows trained (all zero).
     """
 
+    compatible_hash = True
+    """n-grams hashed as fastText hashes them (gensim 4's only hash)."""
+
+    def __init__(
+        self,
+        words: Any = None,
+        vectors: Any = None,
+        min_n: int | None = None,
+        max_n: int | None = None,
+        bucket: int | None = None,
+        **options: Any,
+    ) -> None:
+        if _is_size(words) and _is_size(vectors) and options.get("vector_size") is None:
+            words, min_n, max_n, bucket, vectors = words, vectors, min_n, max_n, None  # gensim's positions
+        super().__init__(words, vectors, **options)
+        given = (min_n, max_n, bucket)
+        if any(v is not None for v in given) and not all(_is_size(v) for v in given):
+            raise DataError(f"FastTextKeyedVectors needs min_n, max_n and bucket as integers >= 0; got {given}")
+        self._own = None if min_n is None else (int(bucket), int(min_n), int(max_n))
+
+    def adjust_vectors(self) -> None:
+        """gensim's recomputation of the word vectors from their rows: here they are composed when
+        the vectors are made, so there is nothing to redo."""
+
     def _settings(self) -> tuple[int, int, int, int]:
-        """``(words, bucket, min_n, max_n)`` of the subword model behind `oov`."""
+        """``(words, bucket, min_n, max_n)`` of the subword model behind `oov` (or of the
+        settings this empty table was made with)."""
+        own = getattr(self, "_own", None)
+        if own is not None and self.oov is None:
+            return (len(self), *own)
         zoo_model = _zoo_fasttext(self.oov)
         if zoo_model is not None:
             p = zoo_model.spec.params
@@ -76,7 +110,11 @@ class FastTextKeyedVectors(KeyedVectors):
         raise DataError("these vectors have no fastText subword model behind them")
 
     def _rows(self) -> np.ndarray:
-        """``[words + bucket, D]`` the input rows of the subword model behind `oov`."""
+        """``[words + bucket, D]`` the input rows of the subword model behind `oov` (a table made
+        empty: its rows, then zero n-gram rows)."""
+        if self.oov is None:
+            bucket = self._settings()[1]
+            return np.concatenate([self.vectors, np.zeros((bucket, self.vector_size), self.vectors.dtype)])
         zoo_model = _zoo_fasttext(self.oov)
         return np.asarray(zoo_model.input) if zoo_model is not None else self.oov.input
 
