@@ -36,14 +36,12 @@ def parse_args(argv=None) -> argparse.Namespace:
 def run_one(devices: int) -> dict:
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     os.environ["JAX_PLATFORMS"] = "cpu"
-    import equinox as eqx
     import jax
-    import jax.numpy as jnp
     import numpy as np
-    from jax.sharding import Mesh, PartitionSpec
+    from jax.sharding import Mesh
 
     from zoo.building.builder import build
-    from zoo_seq2seq.model import _choose_strategy, _decode_batch
+    from zoo_seq2seq.model import _choose_strategy
 
     model = build(
         "seq2seq+luong-general",
@@ -58,19 +56,7 @@ def run_one(devices: int) -> dict:
     mesh = Mesh(np.array(jax.devices()), ("data",))
     result = {"devices": devices}
     for label, params in (("greedy", {}), ("beam", {"beam_size": 5, "alpha": 0.6})):
-        strategy = _choose_strategy(model, label, {**params, "max_length": 21})
-        arrays, static = eqx.partition((model, strategy), eqx.is_array)
-
-        def search(arrays, src, mask):
-            return _decode_batch(*eqx.combine(arrays, static), src, mask, None)
-
-        if devices > 1:
-            rows = PartitionSpec("data")
-            search = jax.shard_map(
-                search, mesh=mesh, in_specs=(PartitionSpec(), rows, rows), out_specs=rows, check_vma=False
-            )
-        search = jax.jit(search)
-        decode = lambda s: jax.block_until_ready(search(arrays, jnp.asarray(s), jnp.asarray(s) != 0))
+        decode = _searcher(model, _choose_strategy(model, label, {**params, "max_length": 21}), mesh)
         decode(test[:64])
         seconds, cpu = [], time.process_time()
         for _ in range(5):
@@ -81,6 +67,29 @@ def run_one(devices: int) -> dict:
         result[f"{label}_sentences_per_s"] = len(test) / float(np.median(seconds))
         result[f"{label}_checksum"] = int(sum(int(np.asarray(o.tokens).sum()) for o in outputs))
     return result
+
+
+def _searcher(model, strategy, mesh):
+    """``decode(src [B, 20]) -> Hypotheses``: one compiled search, its batch split over `mesh`'s devices."""
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec
+
+    from zoo_seq2seq.model import _decode_batch
+
+    arrays, static = eqx.partition((model, strategy), eqx.is_array)
+
+    def search(arrays, src, mask):
+        return _decode_batch(*eqx.combine(arrays, static), src, mask, None)
+
+    if mesh.size > 1:
+        rows = PartitionSpec("data")
+        search = jax.shard_map(
+            search, mesh=mesh, in_specs=(PartitionSpec(), rows, rows), out_specs=rows, check_vma=False
+        )
+    search = jax.jit(search)
+    return lambda s: jax.block_until_ready(search(arrays, jnp.asarray(s), jnp.asarray(s) != 0))
 
 
 def main() -> int:
