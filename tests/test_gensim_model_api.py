@@ -208,3 +208,92 @@ def test_gensims_errors_for_a_model_without_output_layer_and_load_on_an_instance
         queries_only.predict_output_word(["w2", "w3"])
     with pytest.raises(DataError):
         queries_only.predict_output_word(["w2", "w3"])
+
+
+def test_train_needs_epochs_and_a_count_as_gensims(zipf):
+    model = Word2Vec(min_count=1, vector_size=8)
+    model.build_vocab(zipf)
+    with pytest.raises(ValueError, match="total_examples or total_words"):
+        model.train(zipf, epochs=1)
+    with pytest.raises(ValueError, match="explicit epochs"):
+        model.train(zipf, total_examples=model.corpus_count)
+    with pytest.raises(InvalidParameterError, match="explicit epochs"):
+        model.train(zipf, total_words=model.corpus_total_words, epochs=0)
+    model.train(zipf, total_examples=model.corpus_count, epochs=1)
+    assert model.history[-1]["epoch"] >= 0
+
+
+def test_string_sentences_warn_and_read_as_characters_as_gensim(gensim_models, caplog):
+    sentences = ["human", "machine"]
+    with caplog.at_level("WARNING"):
+        ours = Word2Vec(min_count=1, vector_size=8)
+        ours.build_vocab(sentences)
+    assert "Each 'sentences' item should be a list of words" in caplog.text
+    theirs = gensim_models.Word2Vec(min_count=1, vector_size=8)
+    theirs.build_vocab(sentences)
+    assert sorted(ours.wv.key_to_index) == sorted(theirs.wv.key_to_index) == sorted(set("humanmachine"))
+    assert {w: ours.wv.get_vecattr(w, "count") for w in ours.wv.key_to_index} == {
+        w: theirs.wv.get_vecattr(w, "count") for w in theirs.wv.key_to_index
+    }
+
+
+def test_gensims_training_warnings_are_logged(zipf, caplog):
+    with caplog.at_level("WARNING"):
+        Word2Vec(zipf, min_count=1, vector_size=8, hs=1, negative=5, epochs=1)
+    assert "Both hierarchical softmax and negative sampling are activated." in caplog.text
+    model = Word2Vec(zipf, min_count=1, vector_size=8, epochs=1)
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        model.train(zipf, total_examples=model.corpus_count, epochs=1, start_alpha=0.02, end_alpha=0.02)
+    assert "Effective 'alpha' higher than previous training cycles" in caplog.text  # 0.02 > the 1e-4 reached
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        model.train(zipf, total_examples=model.corpus_count, epochs=1, start_alpha=0.01, end_alpha=0.01)
+    assert "Effective 'alpha'" not in caplog.text  # 0.01 < the 0.02 reached
+
+
+def _path_log_prob(keyed, syn1, word, hidden):
+    """gensim's hs formula: sum over the word's path of log sigmoid((-1)**code * syn1[point] . hidden)."""
+    code, point = keyed.get_vecattr(word, "code"), keyed.get_vecattr(word, "point")
+    return float(-np.logaddexp(0.0, -((-1.0) ** code) * (syn1[point] @ hidden)).sum())
+
+
+@pytest.mark.parametrize("sg", [1, 0])
+def test_hs_code_point_and_score_follow_gensims_formulas(zipf, sg):
+    model = Word2Vec(zipf, min_count=1, vector_size=12, window=2, hs=1, negative=0, sg=sg, epochs=2, seed=3)
+    keyed, syn1 = model.wv, np.asarray(model.syn1, dtype=np.float64)
+    vectors = np.asarray(keyed.vectors, dtype=np.float64)
+    code = keyed.get_vecattr(keyed.index_to_key[0], "code")
+    assert code.dtype == np.uint8 and keyed.get_vecattr(keyed.index_to_key[0], "point").dtype == np.uint32
+    # every root-to-leaf path starts at the root (the last inner node) and the leaves' probabilities sum to 1
+    assert {int(keyed.get_vecattr(w, "point")[0]) for w in keyed.index_to_key} == {len(keyed) - 2}
+    hidden = np.random.default_rng(0).normal(size=12)
+    total = sum(np.exp(_path_log_prob(keyed, syn1, w, hidden)) for w in keyed.index_to_key)
+    assert total == pytest.approx(1.0, abs=1e-6)
+    a, b, c = keyed.index_to_key[:3]
+    scores = model.score([[a, b, "unseen"], [c], [a, b]], total_sentences=2)
+    assert scores.dtype == np.float32 and scores.shape == (2,)
+    va, vb = vectors[keyed.get_index(a)], vectors[keyed.get_index(b)]
+    if sg:
+        expected = _path_log_prob(keyed, syn1, a, vb) + _path_log_prob(keyed, syn1, b, va)
+        lone = 0.0  # a one-word sentence has no pair to score
+    else:
+        expected = _path_log_prob(keyed, syn1, a, vb) + _path_log_prob(keyed, syn1, b, va)  # one-word windows
+        lone = _path_log_prob(keyed, syn1, c, np.zeros(12))
+    assert scores[0] == pytest.approx(expected, rel=1e-4)
+    assert scores[1] == pytest.approx(lone, rel=1e-4, abs=1e-6)
+    with pytest.raises(RuntimeError, match="hierarchical softmax"):
+        Word2Vec(zipf, min_count=1, vector_size=8, epochs=1).score([[a, b]])
+
+
+def test_hs_scores_agree_with_gensims(gensim_models, zipf):
+    """Trained alike, zoo's and gensim's sentence log probabilities agree (they differ in the tree's
+    tie-breaking and the random draws, so per sentence only closely)."""
+    scores = []
+    for cls in (Word2Vec, gensim_models.Word2Vec):
+        model = cls(zipf, min_count=1, vector_size=16, hs=1, negative=0, sg=1, epochs=5, seed=1, workers=1)
+        scores.append(model.score(zipf, total_sentences=len(zipf)))
+    ours, theirs = scores
+    assert ours.shape == theirs.shape == (len(zipf),) and np.all(ours <= 0)
+    assert np.corrcoef(ours, theirs)[0, 1] > 0.95
+    assert float(ours.mean()) == pytest.approx(float(theirs.mean()), rel=0.15)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import types
 from collections import Counter
@@ -11,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from zoo.plugin_api import DataError, InvalidParameterError, corpus_files
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "RULE_DEFAULT",
@@ -89,8 +92,24 @@ def check_corpus(corpus_iterable: Any, corpus_file: Any, what: str) -> tuple[Any
         )
     first = next(iter(corpus_iterable), None)
     if isinstance(first, str):
-        raise DataError(f"each sentence must be a list of tokens, not a string: got {first[:40]!r}; split it first")
+        # gensim warns and reads each string as its characters; code written for it relies on that
+        logger.warning(
+            "Each 'sentences' item should be a list of words (usually unicode strings). "
+            "First item here is instead plain %s.",
+            type(first),
+        )
+        return _Characters(corpus_iterable), None
     return corpus_iterable, None
+
+
+class _Characters:
+    """A restartable corpus whose string sentences read as lists of their characters, as gensim reads them."""
+
+    def __init__(self, sentences: Iterable[Any]) -> None:
+        self.sentences = sentences
+
+    def __iter__(self) -> Any:
+        return (list(s) if isinstance(s, str) else s for s in self.sentences)
 
 
 def count_words(

@@ -64,6 +64,19 @@ __all__ = ["GENSIM_NAMES", "NoNegativeSampling", "Word2Vec", "output_layer_bytes
 
 logger = logging.getLogger(__name__)
 
+
+def gensim_paths(nodes: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """gensim's per-word ``code`` and ``point`` from the padded leaf-to-root paths ``[V, depth]``
+    (-1 past a path's end): object arrays ``[V]`` of root-to-leaf uint8 codes and uint32 nodes.
+    gensim's code 0 is the branch whose probability is ``sigmoid(syn1[point] . h)``, zoo's 1, so
+    the bits flip: gensim's formula on zoo's `syn1` gives zoo's probabilities."""
+    code, point = np.empty(len(nodes), dtype=object), np.empty(len(nodes), dtype=object)
+    for i, (row, bits) in enumerate(zip(nodes, codes, strict=True)):
+        keep = row >= 0
+        code[i], point[i] = (1 - bits[keep][::-1]).astype(np.uint8), row[keep][::-1].astype(np.uint32)
+    return code, point
+
+
 GENSIM_NAMES = {
     "vector_size": "embedding_size",
     "window": "window",
@@ -237,9 +250,17 @@ class Word2Vec:
         self._current: Any = None  # during an epoch-end callback: () -> the model trained so far
         self._latest_loss = 0.0
         self._updates = 0
+        self.min_alpha_yet_reached = float(self.alpha)  # gensim's: the learning rate where training last ended
         if sentences is not None or corpus_file is not None:
             self.build_vocab(sentences, corpus_file=corpus_file, trim_rule=trim_rule)
-            self.train(sentences, corpus_file=corpus_file, epochs=self.epochs, callbacks=callbacks)
+            self.train(
+                sentences,
+                corpus_file=corpus_file,
+                total_examples=self.corpus_count,
+                total_words=self.corpus_total_words,
+                epochs=self.epochs,
+                callbacks=callbacks,
+            )
         elif callbacks:
             warnings.warn(
                 "callbacks given without sentences are not kept (as in gensim): pass them to train()", stacklevel=2
@@ -284,7 +305,9 @@ class Word2Vec:
     @property
     def wv(self) -> KeyedVectors:
         """The word vectors as `zoo.vectors.KeyedVectors` (FastText: any word gets a vector), with
-        gensim's per-word attributes ``count`` and ``sample_int`` (`KeyedVectors.expandos`)."""
+        gensim's per-word attributes ``count`` and ``sample_int`` (`KeyedVectors.expandos`), and
+        with ``hs=1`` each word's Huffman ``code`` (uint8) and ``point`` (its inner nodes, the rows of
+        `syn1`; uint32), root first as gensim keeps them."""
         if self._model is None:
             if self._keyed is not None:
                 return self._keyed
@@ -292,6 +315,11 @@ class Word2Vec:
         if self._keyed is None:
             keyed = KeyedVectors.from_model(self.zoo_model)
             keyed.expandos["sample_int"] = sample_ints(keyed.counts, self.sample)
+            nodes = getattr(self.zoo_model, "tree_nodes", None)
+            if nodes is not None:
+                keyed.expandos["code"], keyed.expandos["point"] = gensim_paths(
+                    np.asarray(nodes), np.asarray(self.zoo_model.tree_codes)
+                )
             for name in self._LOCKS:
                 setattr(keyed, name, np.ones(1, dtype=np.float32))  # gensim's "every row trains"
             self._keyed = keyed
@@ -331,6 +359,59 @@ class Word2Vec:
         word2vec.c's and gensim's ``syn1`` (None with ``hs=0``)."""
         output = self.zoo_model.tree_output
         return None if output is None else np.asarray(output)
+
+    def score(
+        self,
+        sentences: Iterable[Sequence[str]],
+        total_sentences: int = int(1e6),
+        chunksize: int = 100,
+        queue_factor: int = 2,
+        report_delay: float = 1,
+    ) -> np.ndarray:
+        """gensim's ``score``: each sentence's log probability under the hierarchical softmax model
+        (Taddy 2015), float32 ``[n]`` for the first ``n <= total_sentences`` sentences. Words
+        outside the vocabulary are dropped first; skip-gram sums ``log p(word | context word)``
+        over every pair within `window`, CBOW ``log p(word | its window's summed or mean vectors)``.
+        `chunksize`, `queue_factor` and `report_delay` paced gensim's threads."""
+        if not self.hs or self._model is None:
+            raise RuntimeError(
+                "score is implemented only for hierarchical softmax, as in gensim: train with hs=1 "
+                "(and negative=0) first"
+            )
+        keyed = self.wv
+        vectors = np.asarray(keyed.vectors, dtype=np.float64)
+        rows = np.asarray(self.zoo_model.tree_output, dtype=np.float64)
+        nodes = np.asarray(self.zoo_model.tree_nodes)
+        signs = np.where(np.asarray(self.zoo_model.tree_codes) == 1, 1.0, -1.0) * (nodes >= 0)
+
+        def log_prob(word: int, hidden: np.ndarray) -> float:
+            # sum over the word's path of log sigmoid(+-row . hidden); padded slots weigh nothing
+            dots = rows[np.maximum(nodes[word], 0)] @ hidden
+            return float(-np.sum(np.logaddexp(0.0, -signs[word] * dots) * (nodes[word] >= 0)))
+
+        scores = []
+        for sentence in sentences:
+            if len(scores) >= total_sentences:
+                break
+            words = [keyed.key_to_index[w] for w in sentence if w in keyed.key_to_index]
+            total = 0.0
+            for pos, word in enumerate(words):
+                context = [
+                    w
+                    for p, w in enumerate(
+                        words[max(0, pos - self.window) : pos + self.window + 1], max(0, pos - self.window)
+                    )
+                    if p != pos
+                ]
+                if self.sg:
+                    total += sum(log_prob(word, vectors[c]) for c in context)
+                else:
+                    hidden = vectors[context].sum(axis=0) if context else np.zeros(vectors.shape[1])
+                    if context and self.cbow_mean:
+                        hidden /= len(context)
+                    total += log_prob(word, hidden)
+            scores.append(total)
+        return np.asarray(scores, dtype=np.float32)
 
     def get_latest_training_loss(self) -> float:
         """The loss of the latest epoch trained: the mean negative-sampling loss per (word, context)
@@ -563,12 +644,13 @@ class Word2Vec:
         compute_loss: bool = False,
         callbacks: Sequence[Any] = (),
     ) -> tuple[int, int]:
-        """Train for `epochs` passes (default: the model's) over the corpus, the learning rate
+        """Train for `epochs` passes over the corpus, the learning rate
         falling from `start_alpha` to `end_alpha` (which, as in gensim, become the model's
-        `alpha` and `min_alpha`; default: those). `total_examples` / `total_words` need not be
-        given (zoo counts the corpus); given, they are checked against it, with a warning
-        when they differ. `callbacks` (`CallbackAny2Vec`) are called for this call's
-        training. `queue_factor` and `report_delay` paced gensim's threads and log.
+        `alpha` and `min_alpha`; default: those). As in gensim, `epochs` and one of
+        `total_examples` / `total_words` must be given (a `ValueError` otherwise); zoo
+        counts the corpus itself and warns when they differ from it. `callbacks`
+        (`CallbackAny2Vec`) are called for this call's training. `queue_factor` and
+        `report_delay` paced gensim's threads and log.
 
         **Returns:** ``(words, words)``: the in-vocabulary words trained over all epochs
         (zoo counts before subsampling, so gensim's two counts coincide).
@@ -587,12 +669,23 @@ class Word2Vec:
                     f"wv.{name} below 1 is not supported by zoo: every row trains at the full learning rate "
                     f"(leave {name} at ones)"
                 )
+        if total_examples is None and total_words is None:
+            raise InvalidParameterError(
+                "train() needs total_examples or total_words, as gensim's does (for the learning-rate schedule): "
+                "after build_vocab on the same corpus, pass total_examples=model.corpus_count"
+            )
+        if epochs is None or epochs <= 0:
+            raise InvalidParameterError(
+                f"train() needs an explicit epochs count > 0, as gensim's does (got {epochs!r}): "
+                "the usual value is epochs=model.epochs"
+            )
         callbacks = tuple(callbacks)
         self.alpha = start_alpha or self.alpha
         self.min_alpha = end_alpha if end_alpha is not None else self.min_alpha
-        self.epochs = self.epochs if epochs is None else epochs
+        self.epochs = epochs
         self.compute_loss = compute_loss or self.compute_loss
         self._check_hyperparameters()
+        self._warn_as_gensim()
         self._check_totals(corpus, tokenizer, total_examples, total_words)
 
         def begin(epoch: int) -> None:
@@ -645,9 +738,20 @@ class Word2Vec:
             on_job=batch("on_batch_end"),
         )
         self._keyed = None
+        self.min_alpha_yet_reached = float(self.min_alpha)
         for callback in callbacks:
             call_hook(callback, "on_train_end", self)
         return stats.words, stats.words
+
+    def _warn_as_gensim(self) -> None:
+        """gensim's logged warnings before training (code written for gensim checks their text)."""
+        if self.hs and self.negative:
+            logger.warning(
+                "Both hierarchical softmax and negative sampling are activated. This is probably a mistake. "
+                "You should set either 'hs=0' or 'negative=0' to disable one of them. "
+            )
+        if self.alpha > getattr(self, "min_alpha_yet_reached", self.alpha):
+            logger.warning("Effective 'alpha' higher than previous training cycles")
 
     def _check_totals(self, corpus: Any, tokenizer: Any, total_examples: int | None, total_words: int | None) -> None:
         """Warn, as gensim does, when the counts given are not the corpus's."""
