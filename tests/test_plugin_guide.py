@@ -62,7 +62,7 @@ def site(tmp_path_factory):
 def test_the_guide_plugin_and_a_textbook_mha_pass_the_conformance_kit(site, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # no project configuration of pytest applies
     with isolated_site(site):
-        code = main(["check", "scaled-dot", "textbook-mha", "--", "-vv", "-rs", "-p", "no:randomly"])
+        code = main(["check", "scaled-dot", "textbook-mha", "--", "-v", "-rs", "-p", "no:randomly"])
     out = capsys.readouterr().out
     assert code == 0, out[-4000:]
     summary = next(line for line in out.splitlines() if line.startswith("zoo conformance kit:"))
