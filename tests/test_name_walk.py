@@ -24,11 +24,12 @@ def test_a_build_parses_its_name_once(walk):
 def test_a_name_walks_once_through_naming_and_building(walk):
     """Before one walk (resolution asking the registry per use, a second entry to expand the presets,
     the base of a preset parsed at every build) the name's walk took 35 moves and 26 returns, the
-    whole build 51 and 35."""
+    whole build 51 and 35. The memory screen before the factory runs (zoo.budget) reads the spec's
+    sizes once more: one move and one return more than the walk took before it."""
     moves, _ = walk
     walked = name_walk(moves)
     trail = "\n".join(f"{m.caller} -> {m.callee}:{m.function}" for m in moves if not m.in_factory)
-    assert walked.moves <= 13 and walked.returns <= 4, f"{walked.line()}\n{trail}"
+    assert walked.moves <= 14 and walked.returns <= 5, f"{walked.line()}\n{trail}"
     for module in ("zoo/naming/names.py", "zoo/naming/resolve.py", "zoo/building/construct.py"):
         assert walked.entries.get(module) == 1, f"{module} entered {walked.entries.get(module)} times\n{trail}"
     whole = figures(moves)
