@@ -297,3 +297,14 @@ def test_hs_scores_agree_with_gensims(gensim_models, zipf):
     assert ours.shape == theirs.shape == (len(zipf),) and np.all(ours <= 0)
     assert np.corrcoef(ours, theirs)[0, 1] > 0.95
     assert float(ours.mean()) == pytest.approx(float(theirs.mean()), rel=0.15)
+
+
+def test_an_empty_vocabulary_warns_and_training_it_is_a_runtime_error(caplog):
+    with caplog.at_level("WARNING"):
+        model = Word2Vec(min_count=5)
+        model.build_vocab([["a", "b"], ["a"]])
+    assert "no word is kept" in caplog.text
+    with pytest.raises(RuntimeError, match="build the vocabulary"):
+        model.train([["a", "b"]], total_examples=1, epochs=1)
+    with pytest.raises(DataError, match="build the vocabulary"):
+        Word2Vec([])

@@ -65,6 +65,11 @@ __all__ = ["GENSIM_NAMES", "NoNegativeSampling", "Word2Vec", "output_layer_bytes
 logger = logging.getLogger(__name__)
 
 
+class NoVocabularyError(DataError, RuntimeError):
+    """Training a model without a vocabulary (none built, or none of its words kept): a
+    `RuntimeError`, as gensim's."""
+
+
 def gensim_paths(nodes: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """gensim's per-word ``code`` and ``point`` from the padded leaf-to-root paths ``[V, depth]``
     (-1 past a path's end): object arrays ``[V]`` of root-to-leaf uint8 codes and uint32 nodes.
@@ -542,11 +547,17 @@ class Word2Vec:
         if dry_run:
             return report
         if not kept and not update:
+            # gensim builds an empty vocabulary and lets train() refuse it; code written for it expects that
             most = max(self.raw_vocab.values(), default=0)
-            raise DataError(
-                f"no word is kept: none occurs min_count={least} times (the most frequent occurs {most} times) "
-                "or trim_rule dropped them; lower min_count or use a larger corpus"
+            logger.warning(
+                "no word is kept: none occurs min_count=%d times (the most frequent occurs %d times) or trim_rule "
+                "dropped them; lower min_count or use a larger corpus",
+                least,
+                most,
             )
+            self.min_count, self.sample = min_count, sample
+            self._model, self._keyed = None, None
+            return report
         self.min_count, self.sample = min_count, sample
         self._check_hyperparameters()
         if update:
@@ -657,7 +668,7 @@ class Word2Vec:
         """
         refuse("word_count", word_count, 0, "training always starts from the corpus's first word")
         if self._model is None:
-            raise DataError(
+            raise NoVocabularyError(
                 "you must first build the vocabulary before training: call build_vocab(sentences) (vectors set "
                 "with model.wv = kv that are not the model's own words have no output layer to train)"
             )
