@@ -308,3 +308,16 @@ def test_an_empty_vocabulary_warns_and_training_it_is_a_runtime_error(caplog):
         model.train([["a", "b"]], total_examples=1, epochs=1)
     with pytest.raises(DataError, match="build the vocabulary"):
         Word2Vec([])
+
+
+@pytest.mark.parametrize("cls", [Word2Vec, FastText])
+def test_misgiven_corpora_are_type_errors_as_gensims(zipf, tmp_path, cls):
+    model = cls(min_count=1, vector_size=8)
+    model.build_vocab(zipf)
+    text = tmp_path / "text.txt"
+    text.write_text("w1 w2\n")
+    for given in ({"corpus_iterable": zipf, "corpus_file": str(text)}, {}, {"corpus_file": zipf}):
+        with pytest.raises(TypeError, match="corpus_"):
+            model.train(**given, total_examples=1, epochs=1)
+    with pytest.raises(DataError, match="exactly one"):
+        model.build_vocab()

@@ -73,10 +73,20 @@ def refuse(option: str, value: Any, default: Any, why: str) -> None:
         )
 
 
+class CorpusArgumentError(DataError, TypeError):
+    """Neither or both of corpus_iterable and corpus_file, or a corpus_file that is no path: a
+    `TypeError`, as gensim's."""
+
+
 def check_corpus(corpus_iterable: Any, corpus_file: Any, what: str) -> tuple[Any, Any]:
     """The corpus and tokenizer `fit` takes for gensim's ``corpus_iterable`` or ``corpus_file``."""
     if (corpus_iterable is None) == (corpus_file is None):
-        raise DataError(f"{what} needs exactly one of corpus_iterable (sentences) and corpus_file")
+        raise CorpusArgumentError(f"{what} needs exactly one of corpus_iterable (sentences) and corpus_file")
+    if corpus_file is not None and not isinstance(corpus_file, str | os.PathLike):
+        raise CorpusArgumentError(
+            f"{what}: corpus_file must be a path (str or os.PathLike), got {type(corpus_file).__name__}; "
+            "pass token lists as corpus_iterable"
+        )
     if corpus_file is not None:
         corpus_files(corpus_file)  # a missing file, an empty folder or a pattern matching nothing: a DataError
         return str(corpus_file), "whitespace"  # gensim's LineSentence: split on whitespace, case kept
