@@ -19,8 +19,8 @@ from zoo_word2vec.classifier.kernels import uniform_rows
 from zoo_word2vec.classifier.objectives import label_probabilities
 from zoo_word2vec.classifier.reading import MAX_LINE_CHARS
 from zoo_word2vec.classifier.splitting import fasttext_split
-from zoo_word2vec.huffman import huffman_tree
 from zoo_word2vec.fasttext_files.quantized import ProductQuantizer, QuantizedMatrix
+from zoo_word2vec.huffman import huffman_tree
 
 NAME = "fasttext-classifier"
 

@@ -11,7 +11,6 @@ import struct
 import tempfile
 import time
 import tracemalloc
-
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +64,9 @@ def test_any_text_vectors_file_is_refused_or_read_finite(header, rows, tmp_path)
 @fuzz
 @given(data=st.data())
 def test_any_damage_to_a_binary_vectors_file_is_refused_or_read_finite(data, tmp_path):
-    path = write_word2vec(tmp_path / "v.bin", ["ab", "cd", "ef"], np.arange(12, dtype=np.float32).reshape(3, 4), binary=True)
+    path = write_word2vec(
+        tmp_path / "v.bin", ["ab", "cd", "ef"], np.arange(12, dtype=np.float32).reshape(3, 4), binary=True
+    )
     raw = bytearray(path.read_bytes())
     for _ in range(data.draw(st.integers(1, 4))):
         raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
@@ -75,7 +76,9 @@ def test_any_damage_to_a_binary_vectors_file_is_refused_or_read_finite(data, tmp
 
 
 def _bin(dim: int, bucket: int, minn: int, maxn: int, words: list[bytes]) -> bytes:
-    head = struct.pack("<2i", 793712314, 12) + struct.pack("<12id", dim, 5, 5, 1, 5, 1, 2, 2, bucket, minn, maxn, 100, 1e-4)
+    head = struct.pack("<2i", 793712314, 12) + struct.pack(
+        "<12id", dim, 5, 5, 1, 5, 1, 2, 2, bucket, minn, maxn, 100, 1e-4
+    )
     entries = b"".join(w + b"\0" + struct.pack("<qb", 1, 0) for w in words)
     rows = (len(words) + bucket) * dim
     return (head + struct.pack("<3i2q", len(words), len(words), 0, 10, -1) + entries

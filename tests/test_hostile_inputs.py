@@ -36,10 +36,21 @@ SECONDS, PEAK = 2.0, 64 << 20
 
 
 def _fasttext(word: bytes = b"hello", minn: int = 3, maxn: int = 6, bucket: int = 100, dim: int = 2) -> bytes:
-    head = struct.pack("<2i", 793712314, 12) + struct.pack("<12id", dim, 5, 5, 1, 5, 1, 2, 2, bucket, minn, maxn, 100, 1e-4)
+    head = struct.pack("<2i", 793712314, 12) + struct.pack(
+        "<12id", dim, 5, 5, 1, 5, 1, 2, 2, bucket, minn, maxn, 100, 1e-4
+    )
     entry = struct.pack("<3i2q", 1, 1, 0, 10, -1) + word + b"\0" + struct.pack("<qb", 1, 0)
     rows = np.full((1 + bucket) * dim, 0.5, "<f4").tobytes()
-    return head + entry + b"\0" + struct.pack("<2q", 1 + bucket, dim) + rows + b"\0" + struct.pack("<2q", 1, dim) + b"\0" * 4 * dim
+    return (
+        head
+        + entry
+        + b"\0"
+        + struct.pack("<2q", 1 + bucket, dim)
+        + rows
+        + b"\0"
+        + struct.pack("<2q", 1, dim)
+        + b"\0" * 4 * dim
+    )
 
 
 def _fifo(path):

@@ -10,7 +10,7 @@ import pytest
 import zoo
 from zoo.budget import check_memory, format_bytes, memory_limit, parse_bytes
 from zoo.cli.main import main
-from zoo.errors import DataError, InvalidParameterError, MemoryBudgetError, ZooError
+from zoo.errors import DataError, MemoryBudgetError, ZooError
 
 
 def test_check_memory_gives_the_figure_the_limit_and_the_way_out(monkeypatch):
@@ -58,7 +58,9 @@ def test_zoo_train_counts_the_optimiser_state(tmp_path, capsys, monkeypatch):
             "--min-count", "1"]  # fmt: skip
     assert main([*args, "--dim", "1000000000"]) == 2
     err = capsys.readouterr().err
-    assert "needs" in err and "x 2: training word2vec-skipgram holds 2x its parameters" in err and "Traceback" not in err
+    assert (
+        "needs" in err and "x 2: training word2vec-skipgram holds 2x its parameters" in err and "Traceback" not in err
+    )
     assert main([*args, "--set", "embedding_size=0"]) == 2
     assert "embedding_size" in capsys.readouterr().err
 
@@ -103,7 +105,10 @@ def test_classifier_sizes_are_clear_errors(tmp_path, capsys, monkeypatch, flags,
 
 def _fasttext_bin(path, word, minn, maxn, bucket=10**5, dim=1):
     with open(path, "wb") as f:
-        f.write(struct.pack("<2i", 793712314, 12) + struct.pack("<12id", dim, 5, 5, 1, 5, 1, 2, 2, bucket, minn, maxn, 100, 1e-4))
+        f.write(
+            struct.pack("<2i", 793712314, 12)
+            + struct.pack("<12id", dim, 5, 5, 1, 5, 1, 2, 2, bucket, minn, maxn, 100, 1e-4)
+        )
         f.write(struct.pack("<3i2q", 1, 1, 0, 10, -1) + word + b"\0" + struct.pack("<qb", 1, 0))
         f.write(b"\0" + struct.pack("<2q", 1 + bucket, dim) + np.zeros((1 + bucket) * dim, "<f4").tobytes())
         f.write(b"\0" + struct.pack("<2q", 1, dim) + np.zeros(dim, "<f4").tobytes())

@@ -213,7 +213,9 @@ def test_a_resumed_valid_run_equals_the_uninterrupted_one(files, trained, tmp_pa
     common = ["train", "seq2seq+luong-dot", "--data", str(files / "train.tsv"), "--valid", str(files / "valid.tsv"),
               "--eval-every", "10", "--checkpoint", str(tmp_path / "run.ckpt"), "--checkpoint-every", "10", *TINY]  # fmt: skip
     for steps in ("10", "20", "30", "40"):
-        status, printed = run_zoo(*common, "--steps", steps, "--resume", "--out", str(tmp_path / f"m{steps}.safetensors"))
+        status, printed = run_zoo(
+            *common, "--steps", steps, "--resume", "--out", str(tmp_path / f"m{steps}.safetensors")
+        )
         assert status == 0, printed
     kept = [line for line in printed.splitlines() if line.startswith("saving the best")]
     assert kept == [line for line in whole_printed.splitlines() if line.startswith("saving the best")]

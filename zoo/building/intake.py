@@ -176,7 +176,13 @@ def _import_zoo(
 
 
 def _import_vectors(
-    path: Path, name: str, where: str, store: Store, replace: bool, limit: int | None, format: str,
+    path: Path,
+    name: str,
+    where: str,
+    store: Store,
+    replace: bool,
+    limit: int | None,
+    format: str,
     allow_nonfinite: bool = False,
 ) -> StoreEntry:
     from zoo.building.weights import seal, write_atomic

@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     from zoo.training.distributed import barrier, start_from_options
 
     several = start_from_options(options)  # several processes: join the run before any data is read
-    from zoo.training.progress import metrics_log
     from zoo.budget import footprint
+    from zoo.training.progress import metrics_log
     from zoo.training.trainer import time_budget
 
     minutes = getattr(options, "minutes", None)  # --minutes: every zoo.train of the run stops on time

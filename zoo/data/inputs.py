@@ -71,7 +71,9 @@ def _open_fd(path: Path, what: str, follow: bool) -> int:
         raise DataError(f"no {what} at {path}") from None
     except OSError as error:
         if error.errno == errno.ELOOP and not follow:
-            raise DataError(f"{path}: this {what} is a symbolic link, which is refused here: replace it by the file")
+            raise DataError(
+                f"{path}: this {what} is a symbolic link, which is refused here: replace it by the file"
+            ) from None
         raise DataError(f"cannot read {path}: {error.strerror or error}") from error
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
