@@ -321,3 +321,14 @@ def test_misgiven_corpora_are_type_errors_as_gensims(zipf, tmp_path, cls):
             model.train(**given, total_examples=1, epochs=1)
     with pytest.raises(DataError, match="exactly one"):
         model.build_vocab()
+
+
+def test_loading_a_vectors_file_as_a_model_is_an_attribute_error_as_gensims(zipf, tmp_path):
+    model = Word2Vec(zipf, min_count=1, vector_size=8, epochs=1)
+    path = tmp_path / "vectors.safetensors"
+    model.wv.save(path)
+    with pytest.raises(AttributeError, match="not a model"):
+        Word2Vec.load(path)
+    assert KeyedVectors.load(path).index_to_key == model.wv.index_to_key
+    model.save(tmp_path / "model.safetensors")
+    assert Word2Vec.load(tmp_path / "model.safetensors").wv.index_to_key == model.wv.index_to_key

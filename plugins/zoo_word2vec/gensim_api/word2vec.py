@@ -70,6 +70,10 @@ class NoVocabularyError(DataError, RuntimeError):
     `RuntimeError`, as gensim's."""
 
 
+class NotAModelError(WeightsError, AttributeError):
+    """`Word2Vec.load` of a file that holds word vectors, not a model: an `AttributeError`, as gensim's."""
+
+
 def gensim_paths(nodes: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """gensim's per-word ``code`` and ``point`` from the padded leaf-to-root paths ``[V, depth]``
     (-1 past a path's end): object arrays ``[V]`` of root-to-leaf uint8 codes and uint32 nodes.
@@ -813,7 +817,17 @@ class Word2Vec:
     def load(cls, path: str | os.PathLike, mmap: str | None = None) -> Word2Vec:
         """A model saved by `save`, or any zoo file of this family (``zoo train word2vec-skipgram``'s:
         the settings not in its spec then take gensim's defaults). `mmap` (gensim's memory-mapping)
-        is accepted; the arrays are read into memory."""
+        is accepted; the arrays are read into memory. A file of word vectors alone raises
+        `NotAModelError` (a `WeightsError` and an `AttributeError`, as gensim's)."""
+        try:
+            with safe_open(str(path), "np") as handle:
+                kind = (handle.metadata() or {}).get("zoo.kind", "model")
+        except Exception:  # not safetensors at all: zoo.load names what is wrong
+            kind = "model"
+        if kind != "model":
+            raise NotAModelError(
+                f"{path} holds {kind!r}, not a model: read word vectors with zoo.vectors.KeyedVectors.load"
+            )
         model = zoo.load(path)
         name = model.spec.name
         if name not in cls._architectures:
