@@ -83,6 +83,7 @@ def test_set_values_are_typed():
         parse_overrides(["novalue"])
 
 
+@pytest.mark.slow  # trains a model end to end through the command line
 def test_train_a_tiny_model_from_the_command_line(tmp_path):
     out = tmp_path / "rev.safetensors"
     result = zoo_cmd(

@@ -136,7 +136,11 @@ def test_the_skipgram_kernel_is_word2vec_c_hierarchical_softmax():
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("layer", [{"hs": True, "negative": 0}, {"hs": True, "negative": 3}], ids=["hs", "hs+ns"])
+@pytest.mark.parametrize(
+    "layer",
+    [{"hs": True, "negative": 0}, pytest.param({"hs": True, "negative": 3}, marks=pytest.mark.slow)],
+    ids=["hs", "hs+ns"],
+)
 @pytest.mark.parametrize(
     "backend", [pytest.param("numba", marks=needs_numba), pytest.param("jax", marks=pytest.mark.slow)]
 )

@@ -82,6 +82,7 @@ def _assert_caught(tmp_path, mutant: str, builtin: str, check: str, words: list[
     assert caught.outcome == "failed", run.table()
 
 
+@pytest.mark.slow  # one kit run per broken strategy: minutes in all; the unchanged copies stay in the default run
 @pytest.mark.parametrize(("mutant", "builtin", "check", "words"), MUTANTS, ids=[m[0] for m in MUTANTS])
 def test_the_kit_catches_a_broken_strategy(tmp_path, mutant, builtin, check, words):
     _assert_caught(tmp_path, mutant, builtin, check, words, [check.split("::")[0]])

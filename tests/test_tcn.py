@@ -53,6 +53,7 @@ def test_tied_embeddings_need_equal_sizes():
     assert untied.output_weight.shape == (11, 16)
 
 
+@pytest.mark.slow  # trains to a stated loss
 def test_a_tiny_tcn_learns_text_with_carried_history(tmp_path):
     text = "to be or not to be that is the question\n" * 40
     chars = split_text(text, "char")
