@@ -105,7 +105,13 @@ def test_every_fence_names_its_language(page):
     assert not unnamed, f"{page.name}: fences without a language at lines {unnamed} (python, bash or text)"
 
 
-TRAINING_PAGES = {"docs/seq2seq.md", "docs/tagging.md", "docs/language-models.md", "docs/fasttext-classifier.md"}
+TRAINING_PAGES = {
+    "docs/seq2seq.md",
+    "docs/tagging.md",
+    "docs/language-models.md",
+    "docs/fasttext-classifier.md",
+    "docs/training.md",
+}
 """Pages whose blocks train models for a minute or more: they run in the slow tier (``pytest -m slow``)."""
 
 

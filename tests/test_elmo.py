@@ -51,6 +51,7 @@ def trained():
     return model, info, corpus
 
 
+@pytest.mark.slow  # uses the trained biLM (the module's training run)
 def test_the_bilm_learns(trained):
     model, _, corpus = trained
     scores = perplexity(model, corpus[:32], buckets=[10])
@@ -64,6 +65,7 @@ def _cosines(vectors: list[np.ndarray]) -> np.ndarray:
     return unit @ unit.T
 
 
+@pytest.mark.slow  # uses the trained biLM (the module's training run)
 def test_bank_gets_a_vector_per_context_while_static_vectors_are_equal(trained):
     model, _, _ = trained
     sentences = [s.split() for s in RIVER + MONEY]
@@ -82,6 +84,7 @@ def test_bank_gets_a_vector_per_context_while_static_vectors_are_equal(trained):
     assert within.mean() > across.mean(), top  # banks of one sense are closer than banks of two
 
 
+@pytest.mark.slow  # uses the trained biLM (the module's training run)
 def test_vectors_are_stateless_and_padding_free(trained):
     model, _, _ = trained
     sentence = MONEY[1].split()
@@ -96,6 +99,7 @@ def test_vectors_are_stateless_and_padding_free(trained):
     assert isinstance(model, ContextualEmbedder) and by_ids.shape == (len(sentence), model.embedding_size)
 
 
+@pytest.mark.slow  # uses the trained biLM (the module's training run)
 def test_elmo_features_in_a_tagger_train_the_mix_not_the_bilm(trained, tmp_path):
     elmo, _, _ = trained
     data = TaggedSentences([["the", "bank", "of", "the", "river"]], [["DT", "NN", "IN", "DT", "NN"]])

@@ -42,6 +42,7 @@ def trained():
     return result, vocab
 
 
+@pytest.mark.slow  # uses the trained character model (the module's training run)
 def test_a_tiny_character_model_learns_the_text(trained):
     result, _ = trained
     assert result.compilations == 1
@@ -51,6 +52,7 @@ def test_a_tiny_character_model_learns_the_text(trained):
     assert text.startswith(" not to be that is"), text
 
 
+@pytest.mark.slow  # uses the trained character model (the module's training run)
 def test_save_load_round_trip_gives_the_same_model_and_text(trained, tmp_path):
     model = trained[0].model
     loaded = zoo.load(zoo.save(model, tmp_path / "lm.safetensors"))

@@ -76,6 +76,7 @@ def _texts(path, n: int, seed: int, noise: float) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+@pytest.mark.slow  # trains the tagger for several epochs
 def test_tagger_stops_after_patience_and_saves_the_best_epoch(tmp_path, capsys):
     _tagged(tmp_path / "train.txt", 64, 0, 0.0)
     _tagged(tmp_path / "dev.txt", 40, 1, 0.3)
