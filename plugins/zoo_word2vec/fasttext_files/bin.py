@@ -289,12 +289,8 @@ def _read(source: _Source, output: bool, encoding: str, unicode_errors: str, all
     out_rows = len(spellings) - nwords if args.model == SUPERVISED else nwords
     if quantized_output:  # small (a row per label): decoded
         output_matrix = np.asarray(read_quantized(source, out_rows, args.dim, "the output matrix"))
-    elif output:
-        output_matrix = _read_matrix(source, out_rows, args.dim, "the output matrix")
     else:
-        _check_shape(source, out_rows, args.dim, "the output matrix")
-        source.skip(4 * out_rows * args.dim, "the output matrix")
-        output_matrix = None
+        output_matrix = _output_matrix(source, out_rows, args.dim, output)
     source.expect_end()
     words = [decode_word(s, path, f"dictionary entry {i}", encoding, unicode_errors) for i, s in enumerate(spellings)]
     model = FastTextModel(
@@ -312,6 +308,15 @@ def _read(source: _Source, output: bool, encoding: str, unicode_errors: str, all
     )
     _check_ngram_budget(model, source)
     return model
+
+
+def _output_matrix(source: _Source, rows: int, dim: int, output: bool) -> np.ndarray | None:
+    """The output matrix ``[rows, dim]`` when `output`, else checked and skipped (None)."""
+    if output:
+        return _read_matrix(source, rows, dim, "the output matrix")
+    _check_shape(source, rows, dim, "the output matrix")
+    source.skip(4 * rows * dim, "the output matrix")
+    return None
 
 
 def _read_unsigned(
@@ -336,12 +341,7 @@ def _read_unsigned(
         spellings.append(source.until_nul(f"dictionary entry {i}"))
         counts.append(source.unpack(_ENTRY_TAIL, f"dictionary entry {i}")[0])
     input_matrix = _read_matrix(source, nwords + args.bucket, args.dim, "the input matrix")
-    if output:
-        output_matrix = _read_matrix(source, nwords, args.dim, "the output matrix")
-    else:
-        _check_shape(source, nwords, args.dim, "the output matrix")
-        source.skip(4 * nwords * args.dim, "the output matrix")
-        output_matrix = None
+    output_matrix = _output_matrix(source, nwords, args.dim, output)
     source.expect_end()
     words = [decode_word(s, path, f"dictionary entry {i}", encoding, unicode_errors) for i, s in enumerate(spellings)]
     model = FastTextModel(
