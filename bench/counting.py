@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conditions import run_reporting_conditions
+from conditions import add_rounds_argument, median, run_reporting_conditions
 
 from zoo.data.corpus import build_word_vocab, count_tokens, parts_and_workers
 from zoo.data.paths import require_shared_data
@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=None, help="the shared data folder (or ZOO_DATA_DIR)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--files", type=int, default=4, help="plain files to split en-mix into")
-    parser.add_argument("--rounds", type=int, default=1, help="times to run each setting (alternating)")
+    add_rounds_argument(parser)
     parser.add_argument("--encode", action="store_true", help="also time encoding the ids (min_count 5)")
     args = parser.parse_args()
     if args.data_dir is not None:
@@ -74,18 +74,33 @@ def main() -> None:
         vocab = build_word_vocab(reference, min_count=5)
         print(f"en-mix: {reference.total():,} words, {len(reference):,} distinct, {len(vocab):,} with min_count 5")
         print(f"{'corpus':<16} {'job':<7} {'workers':>7} {'wall s':>7} {'CPU s':>7} {'load':>5}")
-        ids = None
+        ids, walls = None, {}
         for _ in range(args.rounds):
             for name, corpus in corpora.items():
                 for workers in args.workers:
                     counts, wall, cpu, load = timed(lambda c=corpus, w=workers: count_tokens(c, workers=w))
                     assert counts == reference and list(counts) == list(reference), (name, workers)
                     print(f"{name:<16} {'count':<7} {workers:>7} {wall:7.2f} {cpu:7.2f} {load:5.2f}", flush=True)
+                    walls.setdefault((name, "count", workers), []).append((wall, cpu))
                     if args.encode:
-                        ids = encode(corpus, vocab, workers, name, ids)
+                        ids, pool, wall, cpu = encode(corpus, vocab, workers, name, ids)
+                        walls.setdefault((name, "encode", pool), []).append((wall, cpu))
+        print_medians(walls, args.rounds)
 
 
-def encode(corpus: str, vocab, workers: int, name: str, reference: bytes | None) -> bytes:
+def print_medians(walls: dict[tuple[str, str, int], list[tuple[float, float]]], rounds: int) -> None:
+    """Each setting's median wall and CPU seconds over the rounds, and the speed-up of more workers
+    over one (the ratio of the medians)."""
+    print(f"\nmedians of {rounds} rounds:")
+    print(f"{'corpus':<16} {'job':<7} {'workers':>7} {'wall s':>7} {'CPU s':>7} {'speed-up':>9}")
+    for (name, job, workers), runs in walls.items():
+        wall, cpu = median(w for w, _ in runs), median(c for _, c in runs)
+        alone = walls.get((name, job, 1))
+        speed = "" if alone is None or workers == 1 else f"{median(w for w, _ in alone) / wall:8.2f}x"
+        print(f"{name:<16} {job:<7} {workers:>7} {wall:7.2f} {cpu:7.2f} {speed:>9}")
+
+
+def encode(corpus: str, vocab, workers: int, name: str, reference: bytes | None) -> tuple[bytes, int, float, float]:
     from zoo_word2vec.stream import encode_parts
 
     parts, pool = parts_and_workers(corpus, workers)
@@ -94,7 +109,7 @@ def encode(corpus: str, vocab, workers: int, name: str, reference: bytes | None)
         data = encoded.path.read_bytes()
     assert reference is None or data == reference, (name, workers)
     print(f"{name:<16} {'encode':<7} {pool:>7} {wall:7.2f} {cpu:7.2f} {load:5.2f}", flush=True)
-    return data
+    return data, pool, wall, cpu
 
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@ own process, one after the other; the driver measures the child's peak memory
 code (`zoo.vectors.KeyedVectors`): Google analogies (restrict_vocab 30000),
 WordSim-353 and SimLex-999 Spearman.
 
+Each side runs ``--rounds`` times (3 by default), the sides alternating within a
+round; the table gives each row's medians over the rounds and the summary the
+median of the rounds' ratios with every round's, so a drifting machine shows.
+
 Speed: ``train w/s`` is corpus words × epochs / training seconds (the phase
 gensim reports; vocabulary and, for zoo, tokenising the corpus into ids are
 left out: ``total s`` has them). The fastText package times its whole run
@@ -31,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conditions import peer_line, run_reporting_conditions
+from conditions import add_rounds_argument, median, peer_line, run_reporting_conditions
 
 MODELS = ("skipgram", "cbow", "fasttext", "glove", "ppmi-svd", "fasttext-cbow")
 DEFAULT_MODELS = MODELS[:5]
@@ -205,27 +209,43 @@ def evaluate(vectors: Path, data: Path) -> dict:
     }
 
 
-def print_table(rows: list[dict]) -> None:
+def median_row(rounds: list[dict]) -> dict:
+    """One side's rounds as one row: the median of every figure (the words and counts of the first)."""
+    row = dict(rounds[0])
+    for key in ("words_per_s", "train_s", "total_s", "peak_mb", "analogy", "ws353", "simlex"):
+        row[key] = median(r[key] for r in rounds)
+    return row
+
+
+def print_table(rounds: dict[tuple[str, str], list[dict]]) -> None:
+    """The median row of every (model, side), then each model's zoo/peer ratios: the median over
+    the rounds of each round's ratio, with the rounds' own."""
     head = f"{'model':<15}{'side':<9}{'train w/s':>11}{'total s':>9}{'peak MB':>9}{'vocab':>8}"
     head += f"{'analogy %':>11}{'covered':>9}{'WS353':>8}{'SimLex':>8}"
     print(head)
     print("-" * len(head))
-    for r in rows:
+    for runs in rounds.values():
+        r = median_row(runs)
         line = f"{r['model']:<15}{r['side']:<9}{r['words_per_s'] / 1000:>10.0f}k{r['total_s']:>9.1f}"
         line += f"{r['peak_mb']:>9.0f}{r['vocab']:>8}{r['analogy']:>11.2f}{r['covered']:>9}"
         print(line + f"{r['ws353']:>8.3f}{r['simlex']:>8.3f}")
     print()
-    by = {(r["model"], r["side"]): r for r in rows}
     for model, peer in PEERS.items():
-        ours, theirs = by.get((model, "zoo")), by.get((model, peer))
-        if ours and theirs:
-            print(
-                f"{model}: zoo/{peer} train speed {ours['words_per_s'] / theirs['words_per_s']:.2f}x, "
-                f"total time {theirs['total_s'] / ours['total_s']:.2f}x faster, "
-                f"analogy {ours['analogy'] - theirs['analogy']:+.2f} pts, "
-                f"WS353 {ours['ws353'] - theirs['ws353']:+.3f}, "
-                f"SimLex {ours['simlex'] - theirs['simlex']:+.3f}, memory {ours['peak_mb'] / theirs['peak_mb']:.2f}x"
-            )
+        ours, theirs = rounds.get((model, "zoo")), rounds.get((model, peer))
+        if not (ours and theirs):
+            continue
+        pairs = list(zip(ours, theirs, strict=True))
+        train = [o["words_per_s"] / t["words_per_s"] for o, t in pairs]
+        total = [t["total_s"] / o["total_s"] for o, t in pairs]
+        o, t = median_row(ours), median_row(theirs)
+        print(
+            f"{model}: zoo/{peer} train speed {median(train):.2f}x ({' / '.join(f'{x:.2f}' for x in train)}), "
+            f"total time {median(total):.2f}x faster ({' / '.join(f'{x:.2f}' for x in total)}), "
+            f"analogy {o['analogy'] - t['analogy']:+.2f} pts, "
+            f"WS353 {o['ws353'] - t['ws353']:+.3f}, "
+            f"SimLex {o['simlex'] - t['simlex']:+.3f}, memory {o['peak_mb'] / t['peak_mb']:.2f}x "
+            f"(medians of {len(pairs)} rounds)"
+        )
 
 
 def available_cli_models() -> set[str]:
@@ -241,7 +261,7 @@ def drive(args: argparse.Namespace) -> None:
     if data is None:
         sys.exit("shared data not found: pass --data-dir (the folder with corpus/ and embeddings/)")
     corpus = data / args.corpus
-    rows = []
+    rounds: dict[tuple[str, str], list[dict]] = {}
     with tempfile.TemporaryDirectory(prefix="zoo-bench-") as tmp:
         text = Path(tmp) / "corpus.txt"
         words = tokenise(corpus, text)
@@ -257,16 +277,18 @@ def drive(args: argparse.Namespace) -> None:
                 sides = ["cli"]
             else:
                 sides = ["zoo"] if args.zoo_only else [PEERS[model], "zoo"]
-            for side in sides:
-                args.model = model
-                vectors = Path(tmp) / f"{model}-{side}.bin"
-                result = run_side(side, args, text, vectors)
-                result.update(evaluate(vectors, data), model=model, side="zoo" if side == "cli" else side)
-                result["words_per_s"] = words * args.repeat * args.epochs / result["train_s"]
-                rows.append(result)
-                print(json.dumps(result), flush=True)
+            for round_ in range(args.rounds if sides != ["cli"] else 1):  # no peer: once
+                for side in sides if round_ % 2 == 0 else sides[::-1]:
+                    args.model = model
+                    vectors = Path(tmp) / f"{model}-{side}.bin"
+                    result = run_side(side, args, text, vectors)
+                    result.update(evaluate(vectors, data), model=model, side="zoo" if side == "cli" else side)
+                    result["words_per_s"] = words * args.repeat * args.epochs / result["train_s"]
+                    result["round"] = round_ + 1
+                    rounds.setdefault((model, result["side"]), []).append(result)
+                    print(json.dumps(result), flush=True)
     print()
-    print_table(rows)
+    print_table(rounds)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -294,6 +316,7 @@ def main(argv: list[str] | None = None) -> None:
         "each read their share of the file; 1, file order, for the others)",
     )
     parser.add_argument("--seed", type=int, default=1)
+    add_rounds_argument(parser)
     parser.add_argument("--backend", choices=("auto", "numba", "jax"), default="auto", help="zoo's backend")
     parser.add_argument("--gensim-input", choices=("iterable", "corpus_file"), default="iterable")
     parser.add_argument("--worker", choices=tuple(WORKERS), help=argparse.SUPPRESS)
