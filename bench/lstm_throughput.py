@@ -10,7 +10,7 @@ back to back, so their thread pools do not compete.
     python bench/lstm_throughput.py --side zoo      # one side, JSON on stdout
     python bench/lstm_throughput.py --huge-pages    # both sides with glibc.malloc.hugetlb=1
 
-PyTorch is the optional ``bench`` extra: ``pip install torch==2.13.0``.
+PyTorch is the optional ``bench`` extra: ``pip install torch==2.14.1``.
 """
 
 from __future__ import annotations
