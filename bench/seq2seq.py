@@ -29,6 +29,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -57,6 +58,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     add_rounds_argument(p)
     p.add_argument("--only", choices=["zoo", "torch"], help="run this side's rounds alone and print its medians")
+    p.add_argument("--export", type=Path, help=argparse.SUPPRESS)  # zoo: write the trained weights here
+    p.add_argument("--weights", type=Path, help=argparse.SUPPRESS)  # torch: decode these weights
     return p.parse_args(argv)
 
 
@@ -109,6 +112,8 @@ def run_zoo(args, batches, test) -> dict:
         "train_compile_s": timings[0],
         "train_tokens_per_s": batches[0][1].size / float(np.median(timings[args.warmup_steps :])),
     }
+    if args.export is not None:
+        export_weights(model, args.export)
     greedy = lambda s: model.decode(s, strategy="greedy", max_length=args.length + 1)
     beam = lambda s: model.decode(
         s, strategy="beam", beam_size=args.beam_size, alpha=args.alpha, max_length=args.length + 1
@@ -116,6 +121,43 @@ def run_zoo(args, batches, test) -> dict:
     result.update(_decode_speed(greedy, test, args, "greedy"))
     result.update(_decode_speed(beam, test, args, "beam"))
     return result
+
+
+def export_weights(model, path: Path) -> None:
+    """The trained zoo model's parameters under PyTorch's names (`seq2seq_torch.Seq2Seq`), so the
+    PyTorch side decodes the very same model: ``nn.LSTM`` keeps ``[4h, in]`` weights (zoo ``[in, 4h]``,
+    the same gate order i, f, g, o) and two biases, and has no forget bias (zoo adds one to f)."""
+    decoder = model.decoder
+    weights = {
+        "src_embedding.weight": model.src_embedder.weight,
+        "tgt_embedding.weight": decoder.embedder.weight,
+        "attention.weight": decoder.attention.weight,
+        "bridge_h.weight": decoder.bridge[0].weight,
+        "bridge_h.bias": decoder.bridge[0].bias,
+        "bridge_c.weight": decoder.bridge[1].weight,
+        "bridge_c.bias": decoder.bridge[1].bias,
+        "combine.weight": decoder.combine.weight,
+        "combine.bias": decoder.combine.bias,
+        "output.weight": decoder.output.weight,
+        "output.bias": decoder.output.bias,
+    }
+    for name, cell in (("encoder", model.encoder.forward[0]), ("decoder", decoder.cells[0])):
+        bias = np.array(cell.bias)
+        hidden = cell.hidden_size
+        bias[hidden : 2 * hidden] += cell.forget_bias
+        weights[f"{name}.weight_ih_l0"] = np.asarray(cell.weight_x).T
+        weights[f"{name}.weight_hh_l0"] = np.asarray(cell.weight_h).T
+        weights[f"{name}.bias_ih_l0"] = bias
+        weights[f"{name}.bias_hh_l0"] = np.zeros_like(bias)
+    np.savez(path, **{name: np.asarray(value, np.float32) for name, value in weights.items()})
+
+
+def same_outputs(zoo: dict, torch: dict, label: str) -> float:
+    """The share of test sentences both sides decoded to the same tokens (the same trained model)."""
+    a, b = np.asarray(zoo[f"{label}_tokens"]), np.asarray(torch[f"{label}_tokens"])
+    width = max(a.shape[1], b.shape[1])
+    a, b = (np.pad(x, ((0, 0), (0, width - x.shape[1]))) for x in (a, b))
+    return float(np.mean(np.all(a == b, axis=1)))
 
 
 def _decode_speed(fn, test, args, label) -> dict:
@@ -137,6 +179,7 @@ def _decode_speed(fn, test, args, label) -> dict:
         f"{label}_sentences_per_s": len(test) / seconds,
         f"{label}_mean_length": float(np.mean(lengths)),
         f"{label}_exact": exact_match(tokens, test),
+        f"{label}_tokens": np.where(np.arange(tokens.shape[1]) < lengths[:, None], tokens, PAD).tolist(),
     }
 
 
@@ -159,8 +202,11 @@ def run_side(args) -> dict:
     return run(args, batches, test)
 
 
-def _run_side(side: str) -> dict:
-    command = [sys.executable, __file__, "--side", side, *sys.argv[1:]]
+def _run_side(side: str, weights: Path) -> dict:
+    """One side in its own process; zoo writes its trained weights to `weights`, which the PyTorch
+    side then decodes (it trains its own model for the training rate, then decodes zoo's)."""
+    flag = ["--export", str(weights)] if side == "zoo" else (["--weights", str(weights)] if weights.exists() else [])
+    command = [sys.executable, __file__, "--side", side, *sys.argv[1:], *flag]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"the {side} side failed:\n{done.stderr[-4000:]}")
@@ -178,18 +224,20 @@ def main() -> None:
         (f"beam {args.beam_size} (sentences/s)", "beam_sentences_per_s"),
     ]
     conditions = Conditions(stream=sys.stdout).start()
+    folder = tempfile.TemporaryDirectory(prefix="zoo-seq2seq-")
+    weights = Path(folder.name) / "zoo-trained.npz"
     if args.only != "zoo":
         print(peer_line("torch", args.threads))
     if args.only is not None:
-        rounds = [{args.only: _run_side(args.only)} for _ in range(args.rounds)]
+        rounds = [{args.only: _run_side(args.only, weights)} for _ in range(args.rounds)]
         print(f"{'':30s}{args.only:>12s}   rounds")
         for label, key in rows:
             values = [r[args.only][key] for r in rounds]
             print(f"{label:30s}{median(values):12,.0f}   " + " / ".join(f"{v:,.0f}" for v in values))
         side = args.only
     else:
-        order = lambda i: ("torch", "zoo") if i % 2 == 0 else ("zoo", "torch")
-        rounds = [{s: _run_side(s) for s in order(i)} for i in range(args.rounds)]
+        order = lambda i: ("zoo", "torch") if i % 2 == 0 else ("torch", "zoo")  # zoo's weights first
+        rounds = [{s: _run_side(s, weights) for s in order(i)} for i in range(args.rounds)]
         print(f"{'round':30s}" + "".join(f"{i + 1:>10d}" for i in range(args.rounds)))
         for label, key in rows:
             ratios = [r["zoo"][key] / r["torch"][key] for r in rounds]
@@ -210,11 +258,21 @@ def main() -> None:
         )
     for name in ("torch", "zoo") if side is None else (side,):
         r = rounds[0][name]
+        print(f"{name}: training loss {r['loss_first']:.3f} -> {r['loss_last']:.3f}")
+    for name in ("torch", "zoo") if side is None else (side,):
+        r = rounds[0][name]
         print(
-            f"{name}: loss {r['loss_first']:.3f} -> {r['loss_last']:.3f}; mean output length "
-            f"greedy {r['greedy_mean_length']:.2f}, beam {r['beam_mean_length']:.2f}; exact match "
-            f"greedy {r['greedy_exact']:.1%}, beam {r['beam_exact']:.1%}"
+            f"{name} decoding {'its own' if name == 'torch' and not r.get('decoded_zoo') else 'zoo'}'s trained "
+            f"model: mean output length greedy {r['greedy_mean_length']:.2f}, beam {r['beam_mean_length']:.2f}; "
+            f"exact match greedy {r['greedy_exact']:.1%}, beam {r['beam_exact']:.1%}"
         )
+    if side is None:
+        same = {label: [same_outputs(r["zoo"], r["torch"], label) for r in rounds] for label in ("greedy", "beam")}
+        print(
+            "the same outputs (both sides decoding zoo's trained model): "
+            + ", ".join(f"{label} {min(v):.1%} of the sentences" for label, v in same.items())
+        )
+    folder.cleanup()
     conditions.finish()
 
 
