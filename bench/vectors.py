@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conditions import run_reporting_conditions
+from conditions import peer_line, run_reporting_conditions
 
 REFERENCE = {"model": "gensim skip-gram (issue)", "analogy": 0.175, "wordsim353": 0.55, "simlex999": 0.27}
 
@@ -187,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     models = [m for m in options.models.split(",") if m] + (["gensim"] if options.gensim else [])
     rows = []
+    if options.gensim:
+        print(peer_line("gensim", None) + " (the quality reference; this benchmark times no peer)", flush=True)
     for model in models:
         print(f"== {model} on {corpus[0].name} x{options.repeat}", flush=True)
         args = list(argv if argv is not None else sys.argv[1:])
