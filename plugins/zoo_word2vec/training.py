@@ -199,7 +199,8 @@ class TrainStats:
       a resumed run counts only what it trained).
     - `seconds`: wall time of the epochs (corpus encoding not included).
     - `history`: one dict per epoch this call finished: ``epoch``, ``loss`` (mean per
-      positive pair over the whole epoch, resumed or not), ``words_per_s``, ``alpha``
+      positive pair over the whole epoch, resumed or not), ``pairs`` (the positive pairs it
+      trained, so ``loss * pairs`` is its summed loss), ``words_per_s``, ``alpha``
       (at the epoch's end).
     - `backend`: the runner that trained (``"numba"`` or ``"jax"``); `threads`: the
       numba kernels' threads (0 for JAX).
@@ -255,9 +256,19 @@ def schedule(alpha: float, min_alpha: float, done: int, total: int) -> float:
     return alpha - (alpha - min_alpha) * min(done / max(total, 1), 1.0)
 
 
+def _mix64(x: int) -> int:
+    """splitmix64's output function of `x` (a bijection of 64-bit integers)."""
+    z = (x + _GOLDEN) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
 def job_seed(seed: int, index: int) -> int:
-    """The 64-bit seed of job `index` of a run seeded `seed`."""
-    return ((seed & _MASK64) * _GOLDEN + index + 1) & _MASK64
+    """The 64-bit seed of job `index` of a run seeded `seed`: a hash of both. The kernels step
+    their state by `_GOLDEN`, so seeds that differ by a multiple of it would draw shifted copies
+    of one stream (seed ``s + 1`` the draws of ``s`` one word later); hashed, no two are near."""
+    return _mix64((_mix64(seed & _MASK64) + index + 1) & _MASK64)
 
 
 def copy_matrices(model: Any) -> Any:
@@ -425,6 +436,7 @@ def run_epochs(
             record = {
                 "epoch": epoch + 1,
                 "loss": tally.mean_loss(),
+                "pairs": int(tally.count),
                 "words_per_s": tally.fresh / max(seconds, 1e-9),
                 "alpha": schedule(alpha, min_alpha, done, total),
             }

@@ -11,9 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from zoo.vectors.formats import detect_binary, read_word2vec, write_word2vec
-from zoo.vectors.keyed import KeyedVectors, OOVFunction
+from zoo.vectors.keyed import REAL, KeyedVectors, OOVFunction, pseudorandom_weak_vector
+from zoo.vectors.keyed import _load_word2vec_format as _load_word2vec_format  # gensim's, which code calls
 
-__all__ = ["KeyedVectors", "OOVFunction", "detect_binary", "read_word2vec", "write_word2vec"]
+__all__ = [
+    "REAL",
+    "KeyedVectors",
+    "OOVFunction",
+    "detect_binary",
+    "pseudorandom_weak_vector",
+    "read_word2vec",
+    "write_word2vec",
+]
 
 
 def __getattr__(name: str) -> Any:

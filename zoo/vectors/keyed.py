@@ -18,7 +18,7 @@ from zoo.eval.analogy import AnalogyResult, evaluate_analogies
 from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs, gensim_word_pairs, score_word_pairs
 from zoo.vectors.formats import check_finite, read_word2vec, write_word2vec
 
-__all__ = ["Key", "KeyedVectors", "OOVFunction", "Term"]
+__all__ = ["REAL", "Key", "KeyedVectors", "OOVFunction", "Term", "pseudorandom_weak_vector"]
 
 OOVFunction = Callable[[str], Any]
 """``oov(word) -> vector [dim]`` for a word outside the vocabulary (a subword model's, say)."""
@@ -28,6 +28,17 @@ Key = str | int
 
 Term = Key | np.ndarray | tuple[Key | np.ndarray, float]
 """A query term: a key, a raw ``[D]`` vector, or a ``(key or vector, weight)`` pair."""
+
+REAL = np.float32
+"""The vectors' float type (gensim.models.keyedvectors' name for it)."""
+
+
+def pseudorandom_weak_vector(size: int, seed_string: str | None = None, hashfxn: Callable[[str], int] = hash) -> Any:
+    """gensim's small random vector ``[size]`` float32, uniform in ``[-0.5, 0.5) / size``: drawn from
+    ``hashfxn(seed_string)`` when `seed_string` is given (Python's `hash` of a str varies between
+    processes unless PYTHONHASHSEED is set, as in gensim), else from fresh entropy."""
+    seed = hashfxn(seed_string) & 0xFFFFFFFF if seed_string else None
+    return ((np.random.default_rng(seed).random(size) - 0.5) / size).astype(REAL)
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
@@ -987,3 +998,25 @@ class KeyedVectors:
             case_insensitive=case_insensitive,
             dummy4unknown=dummy4unknown,
         )
+
+
+def _load_word2vec_format(
+    cls: type[KeyedVectors] = KeyedVectors,
+    fname: str | os.PathLike | None = None,
+    fvocab: str | os.PathLike | None = None,
+    binary: bool | None = False,
+    encoding: str = "utf8",
+    unicode_errors: str = "strict",
+    limit: int | None = None,
+    datatype: Any = REAL,
+    no_header: bool | None = False,
+    binary_chunk_size: int = 100 * 1024,
+) -> KeyedVectors:
+    """gensim.models.keyedvectors' function behind ``cls.load_word2vec_format``, with gensim's
+    arguments (`binary_chunk_size` paced gensim's reads; zoo reads the file whole)."""
+    if fname is None:
+        raise DataError("_load_word2vec_format needs fname, the word2vec file to read")
+    return cls.load_word2vec_format(
+        fname, fvocab=fvocab, binary=binary, encoding=encoding, unicode_errors=unicode_errors, limit=limit,
+        datatype=datatype, no_header=no_header,
+    )  # fmt: skip

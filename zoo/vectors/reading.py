@@ -13,7 +13,7 @@ from typing import BinaryIO
 from zoo.data.inputs import open_input
 from zoo.errors import DataError, TruncatedFileError
 
-__all__ = ["CORRUPT_GZIP", "MAX_WORD_BYTES", "corrupt_gzip", "decode_word", "open_binary"]
+__all__ = ["CORRUPT_GZIP", "MAX_WORD_BYTES", "UndecodableWordError", "corrupt_gzip", "decode_word", "open_binary"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 CORRUPT_GZIP = (EOFError, zlib.error, gzip.BadGzipFile)
@@ -48,13 +48,26 @@ def corrupt_gzip(path: Path, error: BaseException) -> DataError:
     )
 
 
+class UndecodableWordError(DataError, UnicodeDecodeError):
+    """A word whose bytes are not valid in the file's encoding: also the `UnicodeDecodeError`
+    gensim raises there (with its ``encoding``, ``object``, ``start``, ``end``, ``reason``)."""
+
+    def __init__(self, message: str, error: UnicodeDecodeError) -> None:
+        UnicodeDecodeError.__init__(self, error.encoding, error.object, error.start, error.end, error.reason)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def decode_word(raw: bytes, path: Path, where: str, encoding: str, unicode_errors: str) -> str:
-    """`raw` decoded, or a `DataError` naming `path`, `where` (a row, an entry) and the bad byte."""
+    """`raw` decoded, or an `UndecodableWordError` naming `path`, `where` (a row, an entry) and the bad byte."""
     try:
         return raw.decode(encoding, errors=unicode_errors)
     except UnicodeDecodeError as error:
-        raise DataError(
+        raise UndecodableWordError(
             f"{path}: {where}: byte {raw[error.start : error.end][:4].hex(' ')} is not valid {encoding} "
             f"({error.reason}); pass the file's encoding (encoding='latin-1', say), or unicode_errors='replace' "
-            "for words cut inside a multibyte character"
+            "for words cut inside a multibyte character",
+            error,
         ) from None

@@ -11,7 +11,8 @@ class CallbackAny2Vec:
     """A training callback, as gensim's ``gensim.models.callbacks.CallbackAny2Vec``:
     subclass it and override what you need. Each method gets the `Word2Vec` (or
     `FastText`) being trained; at an epoch's end its ``wv`` holds the vectors trained
-    so far and ``get_latest_training_loss()`` that epoch's loss.
+    so far and ``get_latest_training_loss()`` the loss summed over the call so far (as gensim's;
+    the epoch's own mean per pair is ``model.history[-1]["loss"]``).
 
     `on_batch_begin` and `on_batch_end` are called around each job (``batch_words`` words), as
     gensim 3 called them (gensim 4 no longer does); there ``model.wv`` holds the vectors as the

@@ -23,11 +23,30 @@ import jax.numpy as jnp
 
 import zoo
 from zoo.plugin_api import DataError, Vocab
-from zoo_word2vec.fasttext_files.bin import read_fasttext_bin, write_fasttext_bin
+from zoo_word2vec.fasttext_files.bin import read_args, read_fasttext_bin, write_fasttext_bin
 from zoo_word2vec.fasttext_files.model import SUPERVISED, fasttext_from_zoo
 from zoo_word2vec.gensim_api.fasttext import FastText
 
-__all__ = ["load_facebook_model", "save_facebook_model"]
+__all__ = ["SupervisedModelError", "TwoLossesError", "load_facebook_model", "save_facebook_model"]
+
+
+class SupervisedModelError(DataError, NotImplementedError):
+    """`load_facebook_model` of a fastText classifier (``fasttext supervised``): gensim's
+    `NotImplementedError`; zoo reads classifiers with ``zoo.load``."""
+
+
+class TwoLossesError(DataError):
+    """`save_facebook_model` of a model trained with hierarchical softmax and negative sampling
+    together: a fastText ``.bin`` holds one loss and one output layer."""
+
+
+def _header_model(path: str | os.PathLike) -> int | None:
+    """The model kind of the ``.bin`` at `path` from its header; None for a file whose header
+    `read_args` does not take (fastText's oldest files have no signature: the whole read tells)."""
+    try:
+        return read_args(path).model
+    except DataError:
+        return None
 
 
 def load_facebook_model(path: str | os.PathLike, encoding: str = "utf-8") -> FastText:
@@ -39,12 +58,15 @@ def load_facebook_model(path: str | os.PathLike, encoding: str = "utf-8") -> Fas
     ``max_n=maxn``, ``bucket``, ``sg`` from the model, ``hs`` from the loss); the learning rate,
     which fastText does not store, is gensim's default. An option zoo does not train (a
     loss or model it lacks) is refused naming it; a classifier (``fasttext supervised``) is
-    refused too: read it with ``zoo.load``.
+    refused too (`SupervisedModelError`, also gensim's `NotImplementedError`): read it with ``zoo.load``.
     """
+    if _header_model(path) == SUPERVISED:  # before the words, which a classifier may spell in any encoding
+        raise SupervisedModelError(
+            f"{path} is a fastText classifier (supervised), not word vectors: gensim does not load it either; "
+            "read it with zoo.load(path)"
+        )
     stored = read_fasttext_bin(path, output=True, encoding=encoding)
     args = stored.args
-    if args.model == SUPERVISED:
-        raise DataError(f"{path} is a fastText classifier (supervised), not word vectors: read it with zoo.load(path)")
     if stored.output is None or stored.output.shape[0] != stored.nwords:
         raise DataError(f"{path}: the output layer has {stored.output_rows} rows, expected one per word")
     model = FastText(
@@ -81,11 +103,21 @@ def save_facebook_model(
     """Write `model` (a trained `FastText`) as a fastText ``.bin`` (version 12) that the fastText
     package loads and gensim's ``load_facebook_model`` reads; `lr_update_rate` is stored in its
     settings. Words are written in `encoding` (fastText reads UTF-8). `word_ngrams` must be 1, as
-    in gensim."""
+    in gensim. A model with both ``hs=1`` and ``negative > 0`` raises `TwoLossesError`: fastText
+    trains one loss."""
     if not isinstance(model, FastText) or model.zoo_model is None:
         raise DataError("save_facebook_model writes a FastText model with a vocabulary (build_vocab and train first)")
     if word_ngrams != 1:
         raise DataError(f"word_ngrams={word_ngrams}: fastText's word vectors use single words only (word_ngrams=1)")
+    if model.hs and model.negative:
+        raise TwoLossesError(
+            f"save_facebook_model: this model trains hierarchical softmax and negative sampling together "
+            f"(hs=1, negative={model.negative}), but fastText trains one loss (-loss hs or -loss ns) and a .bin "
+            "holds one output layer, so fastText could not go on training it (gensim writes the "
+            "negative-sampling layer under the hs label, which fastText misreads as tree nodes). Train with "
+            "hs=1, negative=0 or with hs=0 for a .bin; the word vectors of this one go out with "
+            "model.wv.save_word2vec_format"
+        )
     stored = fasttext_from_zoo(model.zoo_model)
     args = dataclasses.replace(
         stored.args,

@@ -60,7 +60,7 @@ from zoo_word2vec.gensim_api.vocabulary import (
 )
 from zoo_word2vec.vocab_update import grow_vocab
 
-__all__ = ["GENSIM_NAMES", "NoNegativeSampling", "Word2Vec", "output_layer_bytes"]
+__all__ = ["GENSIM_NAMES", "GensimPickleError", "NoNegativeSampling", "Word2Vec", "output_layer_bytes"]
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +119,33 @@ _KEPT = (
     "comment",
 )
 """Settings saved besides the spec (the spec holds the hyperparameters)."""
+
+
+class GensimPickleError(WeightsError):
+    """`Word2Vec.load` (or `FastText.load`) of a model gensim pickled with its ``save``: zoo never
+    unpickles (unpickling runs code), so gensim's own model files are refused, named as such."""
+
+
+def _refuse_pickle(path: str | os.PathLike, cls: type) -> None:
+    """`GensimPickleError` if the file at `path` is a Python pickle (gensim's ``.model`` files)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(2)
+    except OSError:
+        return  # zoo.load names what is wrong
+    if len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
+        export = (
+            "gensim.models.fasttext.save_facebook_model(model, 'model.bin') and load it with "
+            "zoo.vectors.load_facebook_model"
+            if cls.__name__ == "FastText"
+            else "model.wv.save_word2vec_format('vectors.bin', binary=True) and read it with "
+            "zoo.vectors.KeyedVectors.load_word2vec_format"
+        )
+        raise GensimPickleError(
+            f"{path} is a Python pickle (a model saved by gensim's {cls.__name__}.save), which zoo never loads: "
+            f"unpickling runs code. In gensim, write it with {export}; {cls.__name__}.load reads the files "
+            f"zoo's {cls.__name__}.save writes"
+        )
 
 
 class NoNegativeSampling(DataError, RuntimeError):
@@ -423,8 +450,9 @@ class Word2Vec:
         return np.asarray(scores, dtype=np.float32)
 
     def get_latest_training_loss(self) -> float:
-        """The loss of the latest epoch trained: the mean negative-sampling loss per (word, context)
-        pair (gensim sums it over the training call instead; 0.0 before training)."""
+        """The loss summed over every (word, context) pair the latest `train` call trained, as
+        gensim's (negative sampling's and hierarchical softmax's terms; 0.0 before training). Zoo
+        computes it whatever `compute_loss` says; each epoch's mean per pair is in `history`."""
         return self._latest_loss
 
     def predict_output_word(self, context_words_list: Sequence[str], topn: int = 10) -> list[tuple[str, Any]] | None:
@@ -708,7 +736,7 @@ class Word2Vec:
                 call_hook(callback, "on_epoch_begin", self)
 
         def end(record: dict[str, float], current: Any) -> None:
-            self._latest_loss = float(record["loss"])
+            self._latest_loss += float(record["loss"]) * record["pairs"]
             self.history.append(record)
             logger.info(
                 "%s: epoch %d, loss %.4f, %.0f words/s",
@@ -732,6 +760,7 @@ class Word2Vec:
                 return None
             return lambda position: [call_hook(c, hook, self) for c in wanted]
 
+        self._latest_loss = 0.0  # gensim's running_training_loss: summed over this call
         for callback in callbacks:
             call_hook(callback, "on_train_begin", self)
         self._model, stats = fit(
@@ -818,7 +847,9 @@ class Word2Vec:
         """A model saved by `save`, or any zoo file of this family (``zoo train word2vec-skipgram``'s:
         the settings not in its spec then take gensim's defaults). `mmap` (gensim's memory-mapping)
         is accepted; the arrays are read into memory. A file of word vectors alone raises
-        `NotAModelError` (a `WeightsError` and an `AttributeError`, as gensim's)."""
+        `NotAModelError` (a `WeightsError` and an `AttributeError`, as gensim's); a model gensim
+        pickled, `GensimPickleError` (zoo never unpickles)."""
+        _refuse_pickle(path, cls)
         try:
             with safe_open(str(path), "np") as handle:
                 kind = (handle.metadata() or {}).get("zoo.kind", "model")
