@@ -241,3 +241,20 @@ def test_a_fasttext_classifier_is_gensims_not_implemented_even_in_latin_1(tmp_pa
     with pytest.raises(NotImplementedError, match="classifier") as caught:
         load_facebook_model(tmp_path / "classifier.bin")
     assert isinstance(caught.value, DataError) and "zoo.load" in str(caught.value)
+
+
+def test_a_fasttext_bin_with_words_not_in_its_encoding_loads_as_gensim_loads_it(tmp_path, caplog):
+    fasttext = pytest.importorskip("fasttext", reason="the fastText package (the bench extra) is not installed")
+    gensim_fasttext = pytest.importorskip("gensim.models.fasttext", reason="the parity tests compare with gensim")
+    text = tmp_path / "text.txt"
+    text.write_bytes("".join(f"the café w{i % 37} crème x{i % 11}\n" for i in range(400)).encode("latin-1"))
+    trained = fasttext.train_unsupervised(str(text), epoch=1, dim=4, minCount=1, bucket=100, thread=12, verbose=0)
+    trained.save_model(str(tmp_path / "latin.bin"))
+    with caplog.at_level("ERROR"):
+        ours = load_facebook_model(tmp_path / "latin.bin")
+    assert "backslash escapes" in caplog.text
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = gensim_fasttext.load_facebook_model(str(tmp_path / "latin.bin"))
+    assert ours.wv.index_to_key == theirs.wv.index_to_key and "caf\\xe9" in ours.wv.index_to_key
+    np.testing.assert_allclose(ours.wv.vectors_vocab, theirs.wv.vectors_vocab, atol=1e-6)

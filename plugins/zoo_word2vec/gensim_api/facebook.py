@@ -14,6 +14,7 @@ its vector there is its own row; zoo (and gensim) compose it from its n-grams li
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from zoo.plugin_api import DataError, Vocab
 from zoo_word2vec.fasttext_files.bin import read_args, read_fasttext_bin, write_fasttext_bin
 from zoo_word2vec.fasttext_files.model import SUPERVISED, fasttext_from_zoo
 from zoo_word2vec.gensim_api.fasttext import FastText
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["SupervisedModelError", "TwoLossesError", "load_facebook_model", "save_facebook_model"]
 
@@ -56,7 +59,8 @@ def load_facebook_model(path: str | os.PathLike, encoding: str = "utf-8") -> Fas
     ``epochs=epoch``, ``negative=neg`` (0 for an hs file: its output rows are the nodes of the
     tree over the counts, zoo's `tree_output`), ``min_count=minCount``, ``sample=t``, ``min_n=minn``,
     ``max_n=maxn``, ``bucket``, ``sg`` from the model, ``hs`` from the loss); the learning rate,
-    which fastText does not store, is gensim's default. An option zoo does not train (a
+    which fastText does not store, is gensim's default. A word that is not valid `encoding` is
+    read with backslash escapes and logged, as gensim reads it. An option zoo does not train (a
     loss or model it lacks) is refused naming it; a classifier (``fasttext supervised``) is
     refused too (`SupervisedModelError`, also gensim's `NotImplementedError`): read it with ``zoo.load``.
     """
@@ -65,7 +69,18 @@ def load_facebook_model(path: str | os.PathLike, encoding: str = "utf-8") -> Fas
             f"{path} is a fastText classifier (supervised), not word vectors: gensim does not load it either; "
             "read it with zoo.load(path)"
         )
-    stored = read_fasttext_bin(path, output=True, encoding=encoding)
+    # as gensim: a word that is not valid `encoding` (fastText cuts words inside UTF-8 characters)
+    # is read with backslash escapes, and logged
+    stored = read_fasttext_bin(path, output=True, encoding=encoding, unicode_errors="backslashreplace")
+    escaped = [w for w, b in zip(stored.words, stored.spellings, strict=False) if w.encode(encoding, "replace") != b]
+    if escaped:
+        logger.error(
+            "%s: %d words are not valid %s and are read with backslash escapes (the first: %r)",
+            path,
+            len(escaped),
+            encoding,
+            escaped[0],
+        )
     args = stored.args
     if stored.output is None or stored.output.shape[0] != stored.nwords:
         raise DataError(f"{path}: the output layer has {stored.output_rows} rows, expected one per word")
