@@ -208,7 +208,7 @@ class KitOutcomes:
             return
         every = [o for outcomes in self.outcomes.values() for o in outcomes]
         counts = {k: every.count(k) for k in ("passed", "skipped", "failed", "error")}
-        plugins = sum(1 for s in self.outcomes if s.startswith("plugin "))
+        plugins = len(selected_plugins(config))  # those selected, whichever of their checks -k kept
         terminalreporter.write_line(
             f"zoo conformance kit: {counts['passed']} checks passed, {counts['skipped']} skipped, "
             f"{counts['failed']} failed, {counts['error']} errors, over {len(self.cases)} "
