@@ -32,6 +32,29 @@ def test_the_kit_catches_dropout_drawn_from_a_fixed_key_without_a_key(tmp_path):
     run.assert_caught("test_key_none_is_inference", "key=None is inference", "dropout=0.5 against dropout=0")
 
 
+UNDECLARED = {"roles": {}, "test": {**BUILTINS["recurrent"]["test"], "dropout": 0.5}}
+"""The recurrent encoder's table with its dropout rate at work in its test values but no dropout role."""
+
+
+def test_without_a_dropout_role_the_kit_catches_a_fixed_key_by_its_draws(tmp_path):
+    run = _copy(tmp_path, "FixedDropoutKey", "recurrent", "TestEncoders and test_key_none_is_inference", **UNDECLARED)
+    run.assert_caught("test_key_none_is_inference", "key=None is inference", "jax.random.key(0)", "fixed key")
+
+
+def test_without_a_dropout_role_a_correct_encoder_passes_the_behavioural_check(tmp_path):
+    table = {key: BUILTINS["recurrent"].get(key) for key in ("params", "domains")}
+    run = run_kit(
+        tmp_path,
+        name="kit-undeclared",
+        kind="encoder",
+        factory=BUILTINS["recurrent"]["factory"],
+        select="TestEncoders and test_key_none_is_inference",
+        **table,
+        **UNDECLARED,
+    )
+    assert run.check("test_key_none_is_inference").outcome == "passed", run.table()  # exercised, not skipped
+
+
 def test_the_kit_catches_a_context_of_the_wrong_width(tmp_path):
     run = _copy(tmp_path, "ContextOfKeys", "luong-general", "TestComponents or TestAttention")
     run.assert_caught("test_context_width_is_context_size", "output width", "key_size=4", "context_size")

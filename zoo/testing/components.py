@@ -124,7 +124,35 @@ class _Built(ConformanceTests):
             f"{what}: it returns no floating-point array"
         )
 
-    def test_key_none_is_inference(self, registry, entry, example):
+    FIXED_KEYS = (0, 1, 42)
+    """The seeds a component might put in place of a missing key (``jax.random.key(0)``, ...)."""
+
+    def _key_none_is_not_a_fixed_key(self, entry, module, example):
+        """Without a declared rate, behaviourally: when a key changes the outputs (the component draws
+        something at its test values), the outputs with ``key=None`` are the same every call and equal
+        none of the draws from the keys a component might put in place of a missing one."""
+        what = f"key=None is inference of {self.subject(entry)}"
+        bare = self.keyed_outputs(module, example, None)
+        assert_trees_close(self.keyed_outputs(module, example, None), bare, exact=True, what=f"{what}: two calls")
+        drawn = [self.keyed_outputs(module, example, jax.random.key(seed)) for seed in self.FIXED_KEYS]
+
+        def same(a, b):
+            return all(bool(jnp.all(x == y)) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
+
+        if all(same(d, bare) for d in drawn):
+            pytest.skip(
+                f"{entry.name!r} declares no dropout role and a key changes none of its outputs at its test values "
+                f"{dict(entry.test)}: nothing tells inference from training (if one of its hyperparameters is a "
+                f'dropout rate, say so in its table: roles = {{ dropout = "'
+                f'{next((p for p in entry.params if "drop" in p), "PARAM")}" }})'
+            )
+        for seed, outputs in zip(self.FIXED_KEYS, drawn, strict=True):
+            assert not same(outputs, bare), (
+                f"{what}: the outputs with key=None are those drawn with jax.random.key({seed}): it draws its noise "
+                "from a fixed key when none is given (apply dropout and noise only when a key is passed)"
+            )
+
+    def test_key_none_is_inference(self, registry, entry, module, example):
         """``key=None`` means inference: with the parameter playing the ``dropout`` role at 0.5 the
         outputs without a key equal those at 0 (no dropout drawn from a key of its own), while with
         a key they differ (the rate is used)."""
@@ -132,10 +160,8 @@ class _Built(ConformanceTests):
             pytest.skip(f"a {self.zoo_kind} is called without a key")
         rate = entry.roles.get("dropout")
         if rate is None:
-            pytest.skip(
-                f"{entry.name!r} declares no dropout role: if one of its hyperparameters is a dropout rate, say so "
-                f'in its table (roles = {{ dropout = "{next((p for p in entry.params if "drop" in p), "PARAM")}" }})'
-            )
+            self._key_none_is_not_a_fixed_key(entry, module, example)
+            return
         what = f"key=None is inference of {self.subject(entry)}"
         dropped = self.make(registry, entry, jax.random.key(0), **{rate: 0.5})
         clean = self.make(registry, entry, jax.random.key(0), **{rate: 0.0})
