@@ -110,3 +110,34 @@ def test_a_host_that_cannot_take_a_correct_component_says_so_and_the_component_p
 def test_an_unknown_host_is_a_usage_error(tmp_path):
     run = _heads(tmp_path, {"num_heads": 2}, "--zoo-host", "no-such-arch")
     assert run.exit_code != 0 and "--zoo-host: no architecture named ['no-such-arch']" in run.output, run.output[-2000:]
+
+
+def test_a_multiples_declaration_is_validated():
+    from zoo.errors import RegistryError
+    from zoo.naming.tables import read_tables
+
+    base = '[components.x]\nkind = "encoder"\nfactory = "m:X"\nparams = { hidden_size = 8, num_heads = 2 }\n'
+    entry = read_tables(base + 'multiples = { hidden_size = "num_heads" }\n', plugin="x").components["x"]
+    assert entry.multiples == {"hidden_size": "num_heads"}
+    with pytest.raises(RegistryError, match=r"multiples.hidden_size: 'heads' is not an integer hyperparameter"):
+        read_tables(base + 'multiples = { hidden_size = "heads" }\n', plugin="x")
+    with pytest.raises(RegistryError, match=r"test values break the declaration: hidden_size=8 is not a multiple"):
+        read_tables(base + 'multiples = { hidden_size = "num_heads" }\ntest = { num_heads = 3 }\n', plugin="x")
+
+
+@pytest.mark.slow
+def test_a_declared_multiple_picks_the_host_sizes_and_the_component_passes_in_every_host(tmp_path):
+    from kit_harness import component_table
+
+    tables = component_table(
+        "kit-heads", "encoder", "kit_mutants_components:HeadsEncoder", test={"num_heads": 2}, **HEADS
+    )
+    run = run_kit(
+        tmp_path,
+        name="kit-heads",
+        tables=tables + 'multiples = { hidden_size = "num_heads" }\n',
+        select="TestPlugins or TestComponents or (TestModels and test_builds_a_final_model)",
+    )
+    run.assert_passes()
+    # bilstm-tagger fixes its chars encoder's hidden_size to 25; the declaration gives it the component's 8
+    assert run.check("TestModels::test_builds_a_final_model[bilstm-tagger+chars=kit-heads]").outcome == "passed"

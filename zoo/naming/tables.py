@@ -65,6 +65,7 @@ class ComponentEntry:
     domains: Mapping[str, Domain] = field(default_factory=dict)
     declared: frozenset[str] = frozenset()  # the params whose domain the table declares
     roles: Mapping[str, str] = field(default_factory=dict)  # role -> the param that plays it (`ROLES`)
+    multiples: Mapping[str, str] = field(default_factory=dict)  # param -> the param it is a multiple of
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,7 @@ class Tables:
 _SECTIONS = ("components", "architectures", "presets", "demos", *EXTENSION_SECTIONS)
 
 
-_COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "domains", "roles", "test", "summary", "paper"}
+_COMPONENT_KEYS = {"kind", "factory", "plugin", "params", "domains", "roles", "multiples", "test", "summary", "paper"}
 _ARCH_KEYS = {
     "factory",
     "roles",
@@ -352,7 +353,30 @@ def _component(name: str, data: Mapping[str, Any], plugin: str | None, src: str)
         domains=domains,
         declared=declared,
         roles=_roles(data, params, kind, where),
+        multiples=_multiples(data, params, test, where),
     )
+
+
+def _multiples(data: Mapping[str, Any], params: Mapping[str, Any], test: Mapping[str, Any], where: str) -> dict:
+    """The table's ``multiples = { hidden_size = "num_heads" }``: integer hyperparameters that must
+    be a multiple of another (the conformance kit keeps them together when a host fixes one), each
+    holding at the defaults and at the test values."""
+    multiples = dict(_table(data.get("multiples", {}), f"{where}.multiples"))
+    for param, of in multiples.items():
+        for name in (param, of):
+            if not isinstance(name, str) or name not in params or type(params[name]) is not int:
+                raise RegistryError(
+                    f"{where}.multiples.{param}: {name!r} is not an integer hyperparameter in params; "
+                    f'multiples = {{ hidden_size = "num_heads" }} says hidden_size must be a multiple of '
+                    f"num_heads; params: {sorted(params)}"
+                )
+        for values, what in ((params, "defaults"), ({**params, **test}, "test values")):
+            if values[of] == 0 or values[param] % values[of]:
+                raise RegistryError(
+                    f"{where}.multiples.{param}: its {what} break the declaration: {param}={values[param]} "
+                    f"is not a multiple of {of}={values[of]}"
+                )
+    return multiples
 
 
 def _slot(name: str, data: Any, where: str) -> SlotEntry:

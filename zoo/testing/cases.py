@@ -111,8 +111,12 @@ def case_params(registry: Registry, name: str) -> dict:
     if where is not None:
         arch, slot, component = where
         fixed = registry.architectures[arch].scoped.get(slot, {})
-        test = registry.components[component].test
-        params |= {f"{slot}.{key}": value for key, value in test.items() if key in fixed}
+        entry = registry.components[component]
+        params |= {f"{slot}.{key}": value for key, value in entry.test.items() if key in fixed}
+        own = {**entry.params, **entry.test}
+        for param, of in entry.multiples.items():  # a declared multiple: the host fixes one, both are the component's
+            if {param, of} & set(fixed):
+                params |= {f"{slot}.{key}": own[key] for key in (param, of)}
     return params
 
 
