@@ -57,3 +57,45 @@ def test_the_cli_refuses_and_allows_on_request(tmp_path, capsys, monkeypatch):
     assert main(["import", str(path), "--as", "bad.v1"]) == 2
     assert "allow-nonfinite" in capsys.readouterr().err
     assert main(["import", str(path), "--as", "bad.v1", "--allow-nonfinite"]) == 0
+
+
+def _fasttext_bin(tmp_path, bad_row):
+    """A fastText ``.bin`` (4 words, 13 n-gram buckets, dim 3) with NaN in input row `bad_row`."""
+    from zoo.vectors import FastTextArgs, FastTextModel, write_fasttext_bin
+
+    args = FastTextArgs(dim=3, min_count=1, bucket=13, minn=2, maxn=3)
+    table = np.random.default_rng(0).standard_normal((4 + 13, 3)).astype(np.float32)
+    table[bad_row, 1] = np.nan
+    model = FastTextModel(args, ["</s>", "hello", "world", "café"], np.array([9, 5, 3, 2]), table)
+    return write_fasttext_bin(tmp_path / f"ft{bad_row}.bin", model)
+
+
+@pytest.mark.parametrize("bad_row", [1, 4 + 7])  # a word's own row; an n-gram bucket's row
+def test_fasttext_bins_are_checked_in_their_ngram_buckets_too(tmp_path, bad_row, monkeypatch):
+    from zoo.building.intake import import_file
+    from zoo.vectors import load_facebook_vectors
+
+    monkeypatch.setenv("ZOO_HOME", str(tmp_path / "home"))
+    path = _fasttext_bin(tmp_path, bad_row)
+    for load in (KeyedVectors.load, load_facebook_vectors, lambda p: import_file(p, "ft.bad")):
+        with pytest.raises(DataError, match="allow_nonfinite=True"):
+            load(path)
+    keyed = KeyedVectors.load(path, allow_nonfinite=True)
+    assert load_facebook_vectors(path, allow_nonfinite=True).index_to_key == keyed.index_to_key
+    import_file(path, "ft.bad", allow_nonfinite=True)
+    assert KeyedVectors.load("ft.bad", allow_nonfinite=True).index_to_key == keyed.index_to_key
+    with pytest.raises(DataError, match="allow_nonfinite=True"):
+        KeyedVectors.load("ft.bad")  # stored on request, still refused by default when read back
+
+
+def test_a_bad_bucket_no_word_uses_is_named_by_its_table_row(tmp_path):
+    from zoo.vectors import load_facebook_vectors
+
+    named = []
+    for row in range(4, 17):  # the 13 bucket rows; a bucket no vocabulary word uses passes the words' check
+        try:
+            load_facebook_vectors(_fasttext_bin(tmp_path, row))
+        except DataError as error:
+            named += [str(error)] if f"row {row} of the" in str(error) else []
+    assert named, "no bucket row was refused by its table row"
+    assert all("'input' table" in message and "allow_nonfinite=True" in message for message in named)

@@ -167,6 +167,7 @@ _EXPORTS: dict[str, str] = {
     "SubwordModel": "zoo.vectors.extensions:SubwordModel",
     "ModelFormat": "zoo.building.foreign:ModelFormat",
     "read_if_vectors": "zoo.vectors.zoo_file:read_if_vectors",
+    "check_finite_vectors": "zoo.vectors.formats:check_finite_vectors",
     "is_safetensors": "zoo.building.files:is_safetensors",
     "locate": "zoo.building.locate:locate",
     **{

@@ -187,7 +187,7 @@ def _import_vectors(
 ) -> StoreEntry:
     from zoo.building.weights import seal, write_atomic
     from zoo.vectors.extensions import format_entries, read_format
-    from zoo.vectors.formats import check_finite
+    from zoo.vectors.formats import check_finite_vectors
     from zoo.vectors.keyed import KeyedVectors
     from zoo.vectors.zoo_file import vectors_tensors
 
@@ -205,7 +205,7 @@ def _import_vectors(
     else:
         keyed, described = read_format(path, format, limit=limit), format_entries()[format].title
     if not allow_nonfinite:
-        check_finite(keyed.vectors, keyed.index_to_key, path, lambda row: f"word {row + 1}")
+        check_finite_vectors(keyed, path)
     if len(keyed) == 0:
         raise DataError(f"{path} holds no word vectors")
     source = f"{where} ({described})"

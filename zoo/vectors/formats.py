@@ -30,7 +30,7 @@ import gzip
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 
@@ -344,6 +344,34 @@ def check_finite(vectors: np.ndarray, words: Sequence[str], path: Path, where: C
         f"{int((~finite).sum())} such vectors in all): a damaged file? Pass allow_nonfinite=True "
         "(zoo: --allow-nonfinite) to load it anyway"
     )
+
+
+def check_finite_vectors(keyed: Any, path: Path, where: Callable[[int], str] | None = None) -> None:
+    """`check_finite` over a `KeyedVectors`' rows and over every float table of its subword model
+    (the rows that give words outside the vocabulary their vectors: a fastText file's n-gram
+    buckets, say), read through the codec that keeps it; `DataError` naming the first bad row."""
+    from zoo.vectors.extensions import subword_owner
+
+    check_finite(keyed.vectors, keyed.index_to_key, path, where or (lambda row: f"word {row + 1}"))
+    owner = subword_owner(keyed.oov)
+    if owner is None:
+        return
+    name, codec = owner
+    _, tensors = codec.pack(keyed.oov)
+    for table, values in sorted(tensors.items()):
+        values = np.asarray(values)
+        if values.dtype.kind != "f" or values.ndim != 2 or not values.size:
+            continue
+        finite = np.isfinite(values).all(axis=1)
+        if finite.all():
+            continue
+        row = int(np.argmin(finite))
+        bad = values[row][~np.isfinite(values[row])][0]
+        raise DataError(
+            f"{path}: row {row} of the {name} subword model's {table!r} table (the vectors of words outside "
+            f"the vocabulary are built from it) holds {bad} ({int((~finite).sum())} such rows in all): a damaged "
+            "file? Pass allow_nonfinite=True (zoo: --allow-nonfinite) to load it anyway"
+        )
 
 
 def _numbers(values: list[str], path: Path, where: str, word: str) -> np.ndarray:

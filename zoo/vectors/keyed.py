@@ -16,7 +16,7 @@ from zoo.data.vocab import Vocab
 from zoo.errors import DataError, UnknownKeyError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
 from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs, gensim_word_pairs, score_word_pairs
-from zoo.vectors.formats import check_finite, read_word2vec, write_word2vec
+from zoo.vectors.formats import check_finite_vectors, read_word2vec, write_word2vec
 
 __all__ = ["REAL", "Key", "KeyedVectors", "OOVFunction", "Term", "pseudorandom_weak_vector"]
 
@@ -249,12 +249,14 @@ class KeyedVectors:
 
             parts = read_if_vectors(path)
             keyed = cls.with_subwords(parts["oov"])(**parts) if parts is not None else cls.from_model(load(path))
+            if not allow_nonfinite:
+                check_finite_vectors(keyed, path)
             return keyed if limit is None else keyed.restrict(limit)
         plugged = sniff(path)
         if plugged is not None:
             keyed = read_format(path, plugged.name, limit=limit)
             if not allow_nonfinite:
-                check_finite(keyed.vectors, keyed.index_to_key, path, lambda row: f"word {row + 1}")
+                check_finite_vectors(keyed, path)
             return keyed
         return cls.load_word2vec_format(
             path, None, binary, encoding, unicode_errors, limit=limit, no_header=no_header,
@@ -1015,7 +1017,7 @@ def _load_word2vec_format(
     """gensim.models.keyedvectors' function behind ``cls.load_word2vec_format``, with gensim's
     arguments (`binary_chunk_size` paced gensim's reads; zoo reads the file whole)."""
     if fname is None:
-        raise DataError("_load_word2vec_format needs fname, the word2vec file to read")
+        raise DataError("fname (the file to read) is missing")
     return cls.load_word2vec_format(
         fname, fvocab=fvocab, binary=binary, encoding=encoding, unicode_errors=unicode_errors, limit=limit,
         datatype=datatype, no_header=no_header,

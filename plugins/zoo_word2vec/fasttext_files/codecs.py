@@ -29,8 +29,9 @@ class FastTextBin(VectorFormat):
     def read(
         self, path: Path, *, limit: int | None = None, encoding: str = "utf-8", unicode_errors: str = "strict"
     ) -> KeyedVectors:
+        # the caller (KeyedVectors.load, zoo import) refuses non-finite rows or allows them
         return FastTextKeyedVectors.load_fasttext_bin(
-            path, limit=limit, encoding=encoding, unicode_errors=unicode_errors
+            path, limit=limit, encoding=encoding, unicode_errors=unicode_errors, allow_nonfinite=True
         )
 
     def write(self, keyed: KeyedVectors, path: Path) -> Path:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from zoo.plugin_api import DataError, KeyedVectors, UnknownKeyError
+from zoo.plugin_api import DataError, KeyedVectors, UnknownKeyError, check_finite_vectors
 from zoo_word2vec.fasttext_files.bin import read_fasttext_bin, write_fasttext_bin
 from zoo_word2vec.fasttext_files.model import FastTextModel, fasttext_from_zoo
 from zoo_word2vec.fasttext_model import FastText
@@ -166,12 +166,14 @@ class FastTextKeyedVectors(KeyedVectors):
         limit: int | None = None,
         encoding: str = "utf-8",
         unicode_errors: str = "strict",
+        allow_nonfinite: bool = False,
     ) -> FastTextKeyedVectors:
         """A fastText ``.bin`` model's word vectors, as fastText composes them (the mean of a word's
         row and its n-gram rows); any other word gets fastText's vector from its n-grams (`oov`).
 
         `limit` keeps the first words as the vocabulary searched; the others still get their
-        fastText vectors on lookup. The output matrix is not read.
+        fastText vectors on lookup. The output matrix is not read. A word or n-gram row holding
+        NaN or infinity is refused (`DataError` naming it) unless `allow_nonfinite`.
         """
         model = read_fasttext_bin(path, output=False, encoding=encoding, unicode_errors=unicode_errors)
         vectors = model.word_vectors(limit)
@@ -180,14 +182,19 @@ class FastTextKeyedVectors(KeyedVectors):
             if word not in seen:
                 seen.add(word)
                 keep.append(i)
-        return cls([words[i] for i in keep], vectors[keep], counts=model.counts[keep], oov=model)
+        keyed = cls([words[i] for i in keep], vectors[keep], counts=model.counts[keep], oov=model)
+        if not allow_nonfinite:
+            check_finite_vectors(keyed, Path(path))
+        return keyed
 
     def save_fasttext_bin(self, path: str | os.PathLike) -> Path:
         """Write a fastText ``.bin`` (fastText and gensim load it, with the same vectors for every word)."""
         return write_keyed_bin(self, path)
 
 
-def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> FastTextKeyedVectors:
+def load_facebook_vectors(
+    path: str | os.PathLike, encoding: str = "utf-8", *, allow_nonfinite: bool = False
+) -> FastTextKeyedVectors:
     """gensim's spelling of `FastTextKeyedVectors.load_fasttext_bin`: a ``.bin`` model's vectors,
     with fastText's vectors for words outside its vocabulary."""
-    return FastTextKeyedVectors.load_fasttext_bin(path, encoding=encoding)
+    return FastTextKeyedVectors.load_fasttext_bin(path, encoding=encoding, allow_nonfinite=allow_nonfinite)
