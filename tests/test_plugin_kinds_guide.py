@@ -98,7 +98,7 @@ def test_the_worked_embedder_and_cell_pass_their_own_checks(more_site, capsys):
     assert "declares no dropout role" not in out, out[-4000:]
 
 
-def test_the_worked_architecture_trains_with_zoo_train(more_site, tmp_path, capsys):
+def test_the_worked_architecture_trains_with_zoo_train(more_site, fresh_default_registry, tmp_path, capsys):
     import zoo
 
     corpus = tmp_path / "corpus.txt"
