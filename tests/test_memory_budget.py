@@ -10,7 +10,7 @@ import pytest
 import zoo
 from zoo.budget import check_memory, format_bytes, memory_limit, parse_bytes
 from zoo.cli.main import main
-from zoo.errors import DataError, MemoryBudgetError, ZooError
+from zoo.errors import DataError, InvalidParameterError, MemoryBudgetError, ZooError
 
 
 def test_check_memory_gives_the_figure_the_limit_and_the_way_out(monkeypatch):
@@ -41,9 +41,11 @@ def test_the_default_limit_is_what_the_machine_has():
 
 def test_build_refuses_parameters_past_the_budget_before_drawing_them():
     start = time.perf_counter()
-    with pytest.raises(MemoryBudgetError, match=r"parameters of 'word2vec-skipgram'.* 10000 x 1000000000 float32"):
-        zoo.build("word2vec-skipgram", key=jax.random.key(0), embedding_size=10**9)
+    with pytest.raises(MemoryBudgetError, match=r"parameters of 'word2vec-skipgram'.* 1000000000 x 100 float32"):
+        zoo.build("word2vec-skipgram", key=jax.random.key(0), vocab_size=10**9)
     assert time.perf_counter() - start < 5
+    with pytest.raises(InvalidParameterError, match=r"embedding_size=1000000000 is out of range.*\[1, 65536\]"):
+        zoo.build("word2vec-skipgram", key=jax.random.key(0), embedding_size=10**9)  # a typo, refused by its domain
     with memory_limit("1M"), pytest.raises(MemoryBudgetError, match=r"needs 400\.0 MB"):
         zoo.build("word2vec-skipgram", key=jax.random.key(0), embedding_size=5000)
     model = zoo.build("word2vec-skipgram", key=jax.random.key(0), embedding_size=8, vocab_size=5000)
@@ -53,10 +55,10 @@ def test_build_refuses_parameters_past_the_budget_before_drawing_them():
 def test_zoo_train_counts_the_optimiser_state(tmp_path, capsys, monkeypatch):
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat\n" * 20)
-    monkeypatch.setenv("ZOO_MEMORY_LIMIT", "8G")
+    monkeypatch.setenv("ZOO_MEMORY_LIMIT", "3M")  # the widest vectors' domain allows: 5 words x 65,536 x 2 tables
     args = ["train", "word2vec-skipgram", "--data", str(corpus), "--out", str(tmp_path / "m.safetensors"),
             "--min-count", "1"]  # fmt: skip
-    assert main([*args, "--dim", "1000000000"]) == 2
+    assert main([*args, "--dim", "65536"]) == 2
     err = capsys.readouterr().err
     assert (
         "needs" in err and "x 2: training word2vec-skipgram holds 2x its parameters" in err and "Traceback" not in err
