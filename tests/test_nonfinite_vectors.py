@@ -99,3 +99,13 @@ def test_a_bad_bucket_no_word_uses_is_named_by_its_table_row(tmp_path):
             named += [str(error)] if f"row {row} of the" in str(error) else []
     assert named, "no bucket row was refused by its table row"
     assert all("'input' table" in message and "allow_nonfinite=True" in message for message in named)
+
+
+def test_a_subword_codecs_default_tables_are_the_float_tables_it_packs(tmp_path):
+    from zoo.vectors.extensions import SubwordModel, subword_owner
+
+    keyed = KeyedVectors.load(_fasttext_bin(tmp_path, 0), allow_nonfinite=True)
+    _, codec = subword_owner(keyed.oov)
+    default = SubwordModel.tables(codec, keyed.oov)  # from pack: the words' byte arrays and counts left out
+    assert set(default) == set(codec.tables(keyed.oov)) == {"input"}
+    np.testing.assert_array_equal(default["input"], codec.tables(keyed.oov)["input"])

@@ -103,6 +103,14 @@ class SubwordModel(abc.ABC):
     def pack(self, oov: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """`oov` as JSON-able settings and named arrays (stored as ``__zoo__.NAME.<key>``)."""
 
+    def tables(self, oov: Any) -> dict[str, np.ndarray]:
+        """The float tables ``[rows, dim]`` of `oov` that words' vectors are built from, by name (checked
+        for NaN and infinity on load); by default the 2-D float arrays of `pack`. A codec whose `pack`
+        does more work than handing over its arrays (encoding words, say) returns them directly."""
+        _, tensors = self.pack(oov)
+        arrays = {name: np.asarray(values) for name, values in tensors.items()}
+        return {name: a for name, a in arrays.items() if a.dtype.kind == "f" and a.ndim == 2}
+
     @abc.abstractmethod
     def unpack(self, settings: Mapping[str, Any], tensors: Mapping[str, np.ndarray], dim: int) -> Any:
         """The model `pack` packed, checked against the vectors' dimension `dim`; `DataError` when

@@ -331,47 +331,49 @@ def read_word2vec(
     return words, vectors
 
 
+def _first_nonfinite(values: np.ndarray) -> tuple[int, float, int] | None:
+    """``(row, its first non-finite value, how many rows hold one)`` of `values` ``[R, D]``; None if all are finite."""
+    finite = np.isfinite(values).all(axis=1) if values.size else np.ones(len(values), bool)
+    if finite.all():
+        return None
+    row = int(np.argmin(finite))
+    return row, values[row][~np.isfinite(values[row])][0], int((~finite).sum())
+
+
+_ALLOW_HINT = "a damaged file? Pass allow_nonfinite=True (zoo: --allow-nonfinite) to load it anyway"
+
+
 def check_finite(vectors: np.ndarray, words: Sequence[str], path: Path, where: Callable[[int], str]) -> None:
     """Raise `DataError` naming the first row of `vectors` ``[V, D]`` that holds NaN or infinity
     (a text value past float32's range, 1e39 say, reads as infinity): its file, word and place."""
-    finite = np.isfinite(vectors).all(axis=1) if vectors.size else np.ones(len(vectors), bool)
-    if finite.all():
-        return
-    row = int(np.argmin(finite))
-    bad = vectors[row][~np.isfinite(vectors[row])][0]
-    raise DataError(
-        f"{path}: {where(row)} ({words[row][:40]!r}) holds {bad} (NaN, infinity or a number past float32's range; "
-        f"{int((~finite).sum())} such vectors in all): a damaged file? Pass allow_nonfinite=True "
-        "(zoo: --allow-nonfinite) to load it anyway"
-    )
+    found = _first_nonfinite(vectors)
+    if found is not None:
+        row, bad, count = found
+        raise DataError(
+            f"{path}: {where(row)} ({words[row][:40]!r}) holds {bad} (NaN, infinity or a number past float32's "
+            f"range; {count} such vectors in all): {_ALLOW_HINT}"
+        )
 
 
-def check_finite_vectors(keyed: Any, path: Path, where: Callable[[int], str] | None = None) -> None:
-    """`check_finite` over a `KeyedVectors`' rows and over every float table of its subword model
-    (the rows that give words outside the vocabulary their vectors: a fastText file's n-gram
-    buckets, say), read through the codec that keeps it; `DataError` naming the first bad row."""
+def check_finite_vectors(keyed: Any, path: Path) -> None:
+    """`check_finite` over a `KeyedVectors`' rows and over the float tables of its subword model
+    (`SubwordModel.tables`: the rows that give words outside the vocabulary their vectors);
+    `DataError` naming the first bad row and its table."""
     from zoo.vectors.extensions import subword_owner
 
-    check_finite(keyed.vectors, keyed.index_to_key, path, where or (lambda row: f"word {row + 1}"))
+    check_finite(keyed.vectors, keyed.index_to_key, path, lambda row: f"word {row + 1}")
     owner = subword_owner(keyed.oov)
     if owner is None:
         return
     name, codec = owner
-    _, tensors = codec.pack(keyed.oov)
-    for table, values in sorted(tensors.items()):
-        values = np.asarray(values)
-        if values.dtype.kind != "f" or values.ndim != 2 or not values.size:
-            continue
-        finite = np.isfinite(values).all(axis=1)
-        if finite.all():
-            continue
-        row = int(np.argmin(finite))
-        bad = values[row][~np.isfinite(values[row])][0]
-        raise DataError(
-            f"{path}: row {row} of the {name} subword model's {table!r} table (the vectors of words outside "
-            f"the vocabulary are built from it) holds {bad} ({int((~finite).sum())} such rows in all): a damaged "
-            "file? Pass allow_nonfinite=True (zoo: --allow-nonfinite) to load it anyway"
-        )
+    for table, values in sorted(codec.tables(keyed.oov).items()):
+        found = _first_nonfinite(np.asarray(values))
+        if found is not None:
+            row, bad, count = found
+            raise DataError(
+                f"{path}: row {row} of the {name} subword model's {table!r} table (the vectors of words outside "
+                f"the vocabulary are built from it) holds {bad} ({count} such rows in all): {_ALLOW_HINT}"
+            )
 
 
 def _numbers(values: list[str], path: Path, where: str, word: str) -> np.ndarray:

@@ -85,6 +85,9 @@ class FastTextSubwords(SubwordModel):
         tensors["input"] = np.ascontiguousarray(model.input, dtype=np.float32)
         return {**dataclasses.asdict(model.args), "encoding": model.encoding}, tensors
 
+    def tables(self, oov: Any) -> dict[str, np.ndarray]:
+        return {"input": fasttext_behind(oov).input}  # words' and n-grams' rows, without packing the words
+
     def unpack(self, settings: Mapping[str, Any], tensors: Mapping[str, np.ndarray], dim: int) -> FastTextModel:
         raw = dict(settings)
         encoding = raw.pop("encoding", "utf-8")
