@@ -188,12 +188,7 @@ def test_noise_table_effective_min_count_and_locks_as_gensim(gensim_models, zipf
     assert ours.cum_table.dtype == theirs.cum_table.dtype
     np.testing.assert_array_equal(ours.cum_table, theirs.cum_table)
     np.testing.assert_array_equal(ours.wv.vectors_lockf, theirs.wv.vectors_lockf)
-    ours.wv.vectors_lockf = np.ones(len(ours.wv), dtype=np.float32)
-    ours.train(zipf, total_examples=len(zipf), epochs=1)  # all ones: every row trains, as by default
-    ours.wv.vectors_lockf = np.ones(len(ours.wv), dtype=np.float32)
-    ours.wv.vectors_lockf[0] = 0.0
-    with pytest.raises(InvalidParameterError, match="vectors_lockf"):
-        ours.train(zipf, total_examples=len(zipf), epochs=1)
+    # training with lock factors below 1: tests/test_gensim_lockf.py
 
 
 def test_gensims_errors_for_a_model_without_output_layer_and_load_on_an_instance(zipf, tmp_path):

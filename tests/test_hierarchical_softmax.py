@@ -19,6 +19,7 @@ from zoo_word2vec.fit import build_vocab, fit
 from zoo_word2vec.huffman import word_paths
 
 ARCHS = ["word2vec-skipgram", "word2vec-cbow", "fasttext", "fasttext-cbow"]
+NO_LOCK = np.zeros(0, np.float32)  # the kernels' lock: every input row at 1
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,7 @@ def test_the_skipgram_kernel_is_word2vec_c_hierarchical_softmax():
     ours0, ours1 = syn0.copy(), syn1hs.copy()
     no_noise = np.zeros((0, dim), np.float32)
     args = (np.append(sentence, -1), tables.keep, tables.alias_threshold, tables.alias_index, window, 0)
-    loss, pairs, raw = skipgram_job(ours0, no_noise, ours1, nodes, codes, False, *args, alpha, alpha, np.uint64(3))
+    loss, pairs, raw = skipgram_job(ours0, NO_LOCK, no_noise, ours1, nodes, codes, False, *args, alpha, alpha, np.uint64(3))
     expected = 0.0
     for i, center in enumerate(sentence):
         path = [(n, c) for n, c in zip(nodes[center], codes[center], strict=True) if n >= 0]
@@ -184,7 +185,7 @@ def test_whole_windows_see_every_context(toy):
     job = np.append(np.arange(4000, dtype=np.int32) % 50, -1).astype(np.int32)
     tree = (np.zeros((0, 4), np.float32), np.full((1, 1), -1, np.int32), np.zeros((1, 1), np.int32))
     args = (job, tables.keep, tables.alias_threshold, tables.alias_index, 5, 2, 0.0, 0.0, 1)
-    _, pairs, raw = skipgram_job(syn, syn.copy(), *tree, False, *args)
+    _, pairs, raw = skipgram_job(syn, NO_LOCK, syn.copy(), *tree, False, *args)
     assert pairs == 10 * raw - 2 * (1 + 2 + 3 + 4 + 5)
 
 

@@ -197,6 +197,7 @@ def test_dynamic_window_averages_window_plus_one_contexts(backend):
         no_tree = (np.zeros((0, 4), np.float32), np.full((1, 1), -1, np.int32), np.zeros((1, 1), np.int32))
         _, pairs, raw = kernels.skipgram_job(
             syn,
+            np.zeros(0, np.float32),
             syn.copy(),
             *no_tree,
             True,

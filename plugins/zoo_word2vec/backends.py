@@ -33,6 +33,7 @@ __all__ = [
     "SamplingTables",
     "choose_backend",
     "numba_available",
+    "row_lock",
     "tree_arrays",
 ]
 
@@ -95,6 +96,16 @@ def tree_arrays(model: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(model.tree_nodes, dtype=np.int32), np.asarray(model.tree_codes, dtype=np.int32)
 
 
+def row_lock(lock: np.ndarray | None, rows: int) -> np.ndarray:
+    """The kernels' `lock`: ``[rows]`` float32 factors, or ``[0]`` for None (every row at 1)."""
+    if lock is None:
+        return np.zeros(0, dtype=np.float32)
+    lock = np.ascontiguousarray(lock, dtype=np.float32)
+    if lock.shape != (rows,):
+        raise DataError(f"lock must hold one factor per input row, shape ({rows},); got {lock.shape}")
+    return lock
+
+
 def _aligned_copy(array: Any, alignment: int = 64) -> np.ndarray:
     """A writable float32 NumPy copy of `array` whose data starts on an `alignment`-byte
     boundary: XLA can then adopt the buffer without copying (`jnp.from_dlpack`)."""
@@ -110,9 +121,10 @@ def _aligned_copy(array: Any, alignment: int = 64) -> np.ndarray:
 class NumbaRunner:
     """Trains a model with a compiled job kernel, Hogwild across threads.
 
-    The kernel is called as ``kernel(W, W', W'_tree, tree_nodes, tree_codes, *extra, job,
+    The kernel is called as ``kernel(W, lock, W', W'_tree, tree_nodes, tree_codes, *extra, job,
     keep, alias_threshold, alias_index, window, negative, alpha_start, alpha_end, seed)``
-    and updates NumPy copies of the model's ``input``, ``output`` and ``tree_output``
+    (`lock`: ``[rows of W]`` float32 factors of each input row's updates, gensim's
+    ``vectors_lockf``; None: every row at 1) and updates NumPy copies of the model's ``input``, ``output`` and ``tree_output``
     matrices in place (a missing one is ``[0, D]``); the trained model adopts those
     buffers without a further copy, so training holds the matrices twice at most (the
     caller's and the runner's).
@@ -120,9 +132,12 @@ class NumbaRunner:
 
     parallel = True
 
-    def __init__(self, model: Any, tables: SamplingTables, kernel: Any, extra: tuple = ()) -> None:
+    def __init__(
+        self, model: Any, tables: SamplingTables, kernel: Any, extra: tuple = (), lock: np.ndarray | None = None
+    ) -> None:
         self._model, self._kernel, self._tables = _without_matrices(model), kernel, tables
         self._extra = (*tree_arrays(model), *extra)
+        self._lock = row_lock(lock, model.input.shape[0])
         dim = model.input.shape[1]
         self._present = (model.output is not None, model.tree_output is not None)
         self.syn0 = _aligned_copy(model.input)
@@ -137,6 +152,7 @@ class NumbaRunner:
         t = self._tables
         return self._kernel(
             self.syn0,
+            self._lock,
             self.syn1,
             self.syn1hs,
             *self._extra,

@@ -175,17 +175,30 @@ def _algorithm(model: Any) -> _Algorithm:
 
 
 def make_runner(
-    model: Any, backend: str, tables: SamplingTables, *, job_words: int, mesh: Mesh | None = None
+    model: Any,
+    backend: str,
+    tables: SamplingTables,
+    *,
+    job_words: int,
+    mesh: Mesh | None = None,
+    lock: np.ndarray | None = None,
 ) -> Runner:
     """What trains `model` on corpus jobs: its algorithm's numba kernel (``backend="numba"``)
-    or its jit-compiled JAX step (``"jax"``, its matrices' rows split over `mesh` if given)."""
+    or its jit-compiled JAX step (``"jax"``, its matrices' rows split over `mesh` if given).
+    `lock`: see `fit`."""
     algorithm = _algorithm(model)
     if mesh is not None and backend != "jax":
         raise DataError(f"a mesh needs backend='jax' (the numba kernels train on this host's CPU), got {backend!r}")
     if backend == "numba":
         from zoo_word2vec import kernels
 
-        return NumbaRunner(model, tables, getattr(kernels, algorithm.kernel), algorithm.kernel_extra(model))
+        kernel = getattr(kernels, algorithm.kernel)
+        return NumbaRunner(model, tables, kernel, algorithm.kernel_extra(model), lock=lock)
+    if lock is not None:
+        raise InvalidParameterError(
+            "lock (gensim's vectors_lockf, vectors_vocab_lockf, vectors_ngrams_lockf) is honoured by the numba "
+            "kernels only, not by the JAX step: train with backend='numba' or leave every factor at 1"
+        )
     settings = {
         "window": int(model.spec["window"]),
         "negative": int(model.spec["negative"]),
@@ -227,6 +240,7 @@ def fit(
     mesh: Mesh | None = None,
     time_limit: float | None = None,
     log_file: str | os.PathLike | None = None,
+    lock: np.ndarray | None = None,
 ) -> tuple[Any, TrainStats]:
     """Train `model` (built with a ``words`` vocabulary that has counts) on `corpus`.
 
@@ -277,6 +291,10 @@ def fit(
       the model returned is the one trained so far.
     - `log_file`: a JSON-lines metrics log to append to (default: the one of ``zoo train
       --log-file``, if any; see `zoo_word2vec.training.run_epochs`).
+    - `lock`: ``[rows of model.input]`` float32, each input row's factor on its updates
+      (gensim's ``vectors_lockf``: 0 leaves a row as it is, 1 trains it fully; other values
+      just multiply, as in gensim); None: every row at 1. The output layer is never locked.
+      Numba backend only (the JAX step refuses it).
 
     **Returns:** ``(trained model, TrainStats)``; `model` itself is left as it was.
 
@@ -304,7 +322,7 @@ def fit(
     backend = choose_backend("jax" if mesh is not None and backend == "auto" else backend)
     threads = default_threads() if threads is None else threads
     streams = _algorithm(model).streams if streams is None else streams
-    runner = make_runner(model, backend, tables, job_words=job_words, mesh=mesh)
+    runner = make_runner(model, backend, tables, job_words=job_words, mesh=mesh, lock=lock)
     del model  # the runner trains its own copies: a caller that keeps no reference frees the initial ones
     epochs = p["epochs"] if epochs is None else epochs
     alpha = p["alpha"] if alpha is None else alpha

@@ -24,6 +24,9 @@ The output layer (`zoo_word2vec.output_layer`): `syn1` the negative-sampling row
 hierarchical softmax) with each word's path `tree_nodes` (-1 past its end) and codes
 `tree_codes` ``[V, depth]``; a pair trains against both when both are there. `shrink`
 false gives every word the whole window (gensim's ``shrink_windows=False``).
+
+`lock` (after `syn0`): ``[R]`` float32, each input row's factor on its updates (gensim's
+``vectors_lockf``: 0 freezes a row), or ``[0]``: every row at 1. The output rows are never locked.
 """
 
 from __future__ import annotations
@@ -140,6 +143,14 @@ def tree_softmax(hidden, grad_hidden, syn1hs, nodes, codes, alpha):
 
 
 @njit(nogil=True, inline="always")
+def _lock(lock, row):
+    """Input row `row`'s update factor: ``lock[row]``, or 1 for an empty `lock` ``[0]``."""
+    if lock.shape[0] == 0:
+        return np.float32(1.0)
+    return lock[row]
+
+
+@njit(nogil=True, inline="always")
 def _reach(window, shrink, state):
     """This word's window: 1..window drawn (as word2vec.c), or the whole window without `shrink`."""
     state, bits = splitmix64(state)
@@ -180,6 +191,7 @@ def next_sentence(words, start, keep_threshold, state, kept):
 @njit(nogil=True, fastmath=True, cache=True)
 def skipgram_job(
     syn0,
+    lock,
     syn1,
     syn1hs,
     tree_nodes,
@@ -205,8 +217,8 @@ def skipgram_job(
 
     **Arguments:**
 
-    - `syn0`: ``[V, D]`` float32 input matrix; `syn1`, `syn1hs`: the output layer (see the
-      module), all updated in place; `tree_nodes`, `tree_codes`: the paths; `shrink`: windows
+    - `syn0`: ``[V, D]`` float32 input matrix; `lock`: its rows' update factors (see the
+      module); `syn1`, `syn1hs`: the output layer (see the module), all updated in place; `tree_nodes`, `tree_codes`: the paths; `shrink`: windows
       drawn from 1..window.
     - `words`: ``[n]`` int32 ids, -1 between sentences.
     - `keep_threshold`: ``[V]`` uint32 subsampling thresholds; `alias_threshold`,
@@ -255,8 +267,9 @@ def skipgram_job(
                     continue
                 x = syn0[kept[j]]
                 gx = grad_in[a]
+                factor = _lock(lock, kept[j])
                 for k in range(dim):
-                    x[k] += gx[k]
+                    x[k] += factor * gx[k]
                 a += 1
             pairs += hi - lo - 1
     return loss, pairs, raw
@@ -338,6 +351,7 @@ def _tree_block(syn0, syn1hs, nodes, codes, kept, lo, hi, center, grad_in, grad_
 @njit(nogil=True, fastmath=True, cache=True)
 def cbow_job(
     syn0,
+    lock,
     syn1,
     syn1hs,
     tree_nodes,
@@ -416,8 +430,9 @@ def cbow_job(
                     w = kept[j]
                     for s in range(subword_counts[w]):
                         row = syn0[subwords[w, s]]
+                        factor = _lock(lock, subwords[w, s])
                         for k in range(dim):
-                            row[k] += grad[k]
+                            row[k] += factor * grad[k]
     return loss, examples, raw
 
 
@@ -436,9 +451,20 @@ def _noise_other_than(target, state, alias_threshold, alias_index):
 
 
 @njit(nogil=True, inline="always")
-def _repeat_factor(subwords, word, count):
-    """``sum over the word's rows of multiplicity**2 / count``: how much the mean of its rows
-    moves when each listed row gets a vector added (1 when no row is listed twice)."""
+def _repeat_factor(subwords, word, count, lock):
+    """``sum over the word's rows of lock * multiplicity**2 / count``: how much the mean of its
+    rows moves when each listed row gets a vector (times its `lock` factor) added (1 when no row
+    is listed twice and none is locked)."""
+    if lock.shape[0] > 0:
+        moved = 0.0
+        for s in range(count):
+            r = subwords[word, s]
+            times = 0
+            for t in range(count):
+                if subwords[word, t] == r:
+                    times += 1
+            moved += times * lock[r]  # summed over the listed rows: multiplicity**2 * lock per row
+        return np.float32(moved / count)
     pairs = 0
     for s in range(1, count):
         r = subwords[word, s]
@@ -451,6 +477,7 @@ def _repeat_factor(subwords, word, count):
 @njit(nogil=True, fastmath=True, cache=True)
 def fasttext_job(
     syn0,
+    lock,
     syn1,
     syn1hs,
     tree_nodes,
@@ -480,7 +507,8 @@ def fasttext_job(
 
     **Arguments:**
 
-    - `syn0`: ``[V + buckets, D]`` input rows; `syn1`, `syn1hs`: the output layer (in place).
+    - `syn0`: ``[V + buckets, D]`` input rows, `lock` their update factors (see the module);
+      `syn1`, `syn1hs`: the output layer (in place).
     - `subwords`: ``[V, S]`` each word's input rows (padded); `subword_counts`: ``[V]``.
     - the rest as `skipgram_job`.
     """
@@ -514,7 +542,7 @@ def fasttext_job(
             scale = np.float32(1.0 / count)
             for k in range(dim):
                 hidden[k] *= scale
-            moves = _repeat_factor(subwords, word, count)
+            moves = _repeat_factor(subwords, word, count, lock)
             total[:] = 0.0
             for j in range(lo, hi):
                 if j == i:
@@ -538,6 +566,7 @@ def fasttext_job(
                 pairs += 1
             for s in range(count):
                 row = syn0[subwords[word, s]]
+                factor = _lock(lock, subwords[word, s])
                 for k in range(dim):
-                    row[k] += total[k]
+                    row[k] += factor * total[k]
     return loss, pairs, raw

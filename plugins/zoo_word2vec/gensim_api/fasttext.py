@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
@@ -94,6 +95,27 @@ class FastText(Word2Vec):
             max_final_vocab=max_final_vocab,
             shrink_windows=shrink_windows,
         )
+
+    def _row_lock(self) -> np.ndarray | None:
+        """The factor of each input row's updates, as gensim's FastText reads them: the word rows
+        from ``wv.vectors_vocab_lockf``, the n-gram rows from ``wv.vectors_ngrams_lockf`` (None:
+        all 1). ``wv.vectors_lockf`` is there as in gensim, whose FastText does not read it either."""
+        if self._lock_factors("vectors_lockf") is not None:
+            warnings.warn(
+                "FastText trains by wv.vectors_vocab_lockf (word rows) and wv.vectors_ngrams_lockf (n-gram rows); "
+                "wv.vectors_lockf is not read, as in gensim",
+                stacklevel=3,
+            )
+        vocab, ngrams = self._lock_factors("vectors_vocab_lockf"), self._lock_factors("vectors_ngrams_lockf")
+        if vocab is None and ngrams is None:
+            return None
+        words, rows = self._model.num_embeddings, self._model.input.shape[0]
+        lock = np.ones(rows, dtype=np.float32)
+        if vocab is not None:
+            lock[:words] = self._spread(vocab, words)
+        if ngrams is not None:
+            lock[words:] = self._spread(ngrams, rows - words)
+        return lock
 
     def _with_word_vectors(self, model: Any, vectors: np.ndarray) -> Any:
         """`model` kept when `vectors` are its own words' vectors (a FastText word vector is composed

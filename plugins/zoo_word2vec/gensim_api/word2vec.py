@@ -216,6 +216,20 @@ class Word2Vec:
     _LOCKS: ClassVar[tuple[str, ...]] = ("vectors_lockf",)
     """gensim's per-row learning-rate factors on ``wv`` (all 1: every row trains)."""
 
+    @property
+    def _keyed(self) -> KeyedVectors | None:
+        """The `wv` built from the model (None: built again when next asked for)."""
+        return self.__dict__.get("_keyed_vectors")
+
+    @_keyed.setter
+    def _keyed(self, keyed: KeyedVectors | None) -> None:
+        # the lock factors a caller set on the old wv outlive it, as gensim's wv keeps them
+        old = self.__dict__.get("_keyed_vectors")
+        if old is not None and old is not keyed:
+            locks = self.__dict__.setdefault("_locks", {})
+            locks.update({name: getattr(old, name) for name in self._LOCKS if hasattr(old, name)})
+        self.__dict__["_keyed_vectors"] = keyed
+
     def __init__(
         self,
         sentences: Iterable[Sequence[str]] | None = None,
@@ -282,7 +296,7 @@ class Word2Vec:
         self.history: list[dict[str, float]] = []
         self.raw_vocab: Counter[str] | None = None
         self._model: Any = None
-        self._keyed: KeyedVectors | None = None
+        self._keyed = None  # the property: wv built again when next asked for
         self._current: Any = None  # during an epoch-end callback: () -> the model trained so far
         self._latest_loss = 0.0
         self._updates = 0
@@ -356,8 +370,9 @@ class Word2Vec:
                 keyed.expandos["code"], keyed.expandos["point"] = gensim_paths(
                     np.asarray(nodes), np.asarray(self.zoo_model.tree_codes)
                 )
-            for name in self._LOCKS:
-                setattr(keyed, name, np.ones(1, dtype=np.float32))  # gensim's "every row trains"
+            locks = self.__dict__.setdefault("_locks", {})
+            for name in self._LOCKS:  # gensim's default, ones(1): every row trains
+                setattr(keyed, name, locks.setdefault(name, np.ones(1, dtype=np.float32)))
             self._keyed = keyed
         return self._keyed
 
@@ -695,6 +710,10 @@ class Word2Vec:
         (`CallbackAny2Vec`) are called for this call's training. `queue_factor` and
         `report_delay` paced gensim's threads and log.
 
+        ``wv.vectors_lockf`` (gensim's lock factors, ``ones(1)`` by default): each word's input
+        row moves by its factor times its update (0 leaves it as it is; an array of one factor
+        scales every row, as gensim indexes ``i % len``); the output layer always trains.
+
         **Returns:** ``(words, words)``: the in-vocabulary words trained over all epochs
         (zoo counts before subsampling, so gensim's two counts coincide).
         """
@@ -705,13 +724,7 @@ class Word2Vec:
                 "with model.wv = kv that are not the model's own words have no output layer to train)"
             )
         corpus, tokenizer = check_corpus(corpus_iterable, corpus_file, "train")
-        for name in self._LOCKS:
-            lock = getattr(self._keyed, name, None)
-            if lock is not None and not np.all(np.asarray(lock) == 1):
-                raise InvalidParameterError(
-                    f"wv.{name} below 1 is not supported by zoo: every row trains at the full learning rate "
-                    f"(leave {name} at ones)"
-                )
+        lock = self._row_lock()
         if total_examples is None and total_words is None:
             raise InvalidParameterError(
                 "train() needs total_examples or total_words, as gensim's does (for the learning-rate schedule): "
@@ -780,12 +793,41 @@ class Word2Vec:
             on_epoch_end=end,
             on_job_begin=batch("on_batch_begin"),
             on_job=batch("on_batch_end"),
+            lock=lock,
         )
         self._keyed = None
         self.min_alpha_yet_reached = float(self.min_alpha)
         for callback in callbacks:
             call_hook(callback, "on_train_end", self)
         return stats.words, stats.words
+
+    def _lock_factors(self, name: str) -> np.ndarray | None:
+        """``wv.<name>`` as float32 ``[n]`` (n >= 1; row ``i`` takes factor ``i % n``, as gensim
+        indexes it), or None when every factor is 1."""
+        keyed = self._keyed
+        lock = getattr(keyed, name, None) if keyed is not None else None
+        if lock is None:
+            lock = self.__dict__.get("_locks", {}).get(name)
+        if lock is None:
+            return None
+        lock = np.asarray(lock, dtype=np.float32)
+        if lock.ndim != 1 or lock.size == 0:
+            raise InvalidParameterError(
+                f"wv.{name} must be a 1-D array of at least one factor (one per word, or one for all), "
+                f"got shape {lock.shape}"
+            )
+        return None if np.all(lock == 1) else lock
+
+    @staticmethod
+    def _spread(lock: np.ndarray, rows: int) -> np.ndarray:
+        """`lock` ``[n]`` as one factor per row ``[rows]``: row ``i`` takes ``lock[i % n]`` (gensim's
+        indexing: one factor scales every row, a shorter array repeats)."""
+        return lock[np.arange(rows) % lock.size]
+
+    def _row_lock(self) -> np.ndarray | None:
+        """The factor of each input row's updates from ``wv.vectors_lockf`` (None: all 1)."""
+        lock = self._lock_factors("vectors_lockf")
+        return None if lock is None else self._spread(lock, self._model.input.shape[0])
 
     def _warn_as_gensim(self) -> None:
         """gensim's logged warnings before training (code written for gensim checks their text)."""
