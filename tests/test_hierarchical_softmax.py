@@ -109,7 +109,9 @@ def test_the_skipgram_kernel_is_word2vec_c_hierarchical_softmax():
     ours0, ours1 = syn0.copy(), syn1hs.copy()
     no_noise = np.zeros((0, dim), np.float32)
     args = (np.append(sentence, -1), tables.keep, tables.alias_threshold, tables.alias_index, window, 0)
-    loss, pairs, raw = skipgram_job(ours0, NO_LOCK, no_noise, ours1, nodes, codes, False, *args, alpha, alpha, np.uint64(3))
+    loss, pairs, raw = skipgram_job(
+        ours0, NO_LOCK, no_noise, ours1, nodes, codes, False, *args, alpha, alpha, np.uint64(3)
+    )
     expected = 0.0
     for i, center in enumerate(sentence):
         path = [(n, c) for n, c in zip(nodes[center], codes[center], strict=True) if n >= 0]

@@ -124,7 +124,8 @@ class NumbaRunner:
     The kernel is called as ``kernel(W, lock, W', W'_tree, tree_nodes, tree_codes, *extra, job,
     keep, alias_threshold, alias_index, window, negative, alpha_start, alpha_end, seed)``
     (`lock`: ``[rows of W]`` float32 factors of each input row's updates, gensim's
-    ``vectors_lockf``; None: every row at 1) and updates NumPy copies of the model's ``input``, ``output`` and ``tree_output``
+    ``vectors_lockf``; None: every row at 1) and updates NumPy copies of the model's ``input``,
+    ``output`` and ``tree_output``
     matrices in place (a missing one is ``[0, D]``); the trained model adopts those
     buffers without a further copy, so training holds the matrices twice at most (the
     caller's and the runner's).

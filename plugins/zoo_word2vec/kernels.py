@@ -218,8 +218,8 @@ def skipgram_job(
     **Arguments:**
 
     - `syn0`: ``[V, D]`` float32 input matrix; `lock`: its rows' update factors (see the
-      module); `syn1`, `syn1hs`: the output layer (see the module), all updated in place; `tree_nodes`, `tree_codes`: the paths; `shrink`: windows
-      drawn from 1..window.
+      module); `syn1`, `syn1hs`: the output layer (see the module), all updated in place;
+      `tree_nodes`, `tree_codes`: the paths; `shrink`: windows drawn from 1..window.
     - `words`: ``[n]`` int32 ids, -1 between sentences.
     - `keep_threshold`: ``[V]`` uint32 subsampling thresholds; `alias_threshold`,
       `alias_index`: the noise alias table.
