@@ -177,11 +177,11 @@ def test_the_kernel_updates_after_each_context_word_as_fasttext():
     args = (tables.keep, tables.alias_threshold, tables.alias_index, 4, 3)
     ours0, ours1 = syn0.copy(), syn1.copy()
     no_tree = (np.zeros((0, dim), np.float32), np.full((1, 1), -1, np.int32), np.zeros((1, 1), np.int32), True)
-    loss, pairs, raw = fasttext_job(
+    loss, pairs, raw, kept = fasttext_job(
         ours0, np.zeros(0, np.float32), ours1, *no_tree, padded, counts, sentence, *args, 0.1, 0.1, np.uint64(7)
     )
     expected = literal_fasttext_job(syn0, syn1, padded, counts, sentence, *args, 0.1)
-    assert raw == 40 and pairs > 40
+    assert raw == kept == 40 and pairs > 40
     np.testing.assert_allclose(ours0, syn0, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ours1, syn1, rtol=1e-5, atol=1e-6)
     assert loss == pytest.approx(expected, rel=1e-5)

@@ -160,6 +160,35 @@ def test_the_training_loss_is_summed_over_the_call_as_gensims():
 
 
 @needs_numba
+@pytest.mark.parametrize("sg", [1, 0], ids=["skipgram", "cbow"])
+def test_train_returns_gensims_effective_and_raw_word_counts(sg):
+    """``train`` returns ``(trained_word_count, raw_word_count)`` over its epochs: raw counts every
+    token (words under min_count too), effective those kept by the vocabulary and subsampling."""
+    gensim_models = pytest.importorskip("gensim.models", reason="the parity tests compare with gensim")
+    rng = np.random.default_rng(5)
+    weights = 1 / np.arange(1, 301)
+    vocab = [f"w{i}" for i in range(300)]
+    sentences = [list(rng.choice(vocab, 15, p=weights / weights.sum())) for _ in range(400)]
+    raw = sum(map(len, sentences))
+    counts = {}
+    for cls in (Word2Vec, gensim_models.Word2Vec):
+        for sample in (1e-3, 0):
+            model = cls(vector_size=8, min_count=3, sg=sg, sample=sample, workers=1, seed=2)
+            model.build_vocab(sentences)
+            counts["zoo" if cls is Word2Vec else "gensim", sample] = model.train(
+                sentences, total_examples=len(sentences), epochs=3
+            )
+    in_vocabulary = counts["gensim", 0][0]
+    assert in_vocabulary < 3 * raw  # min_count dropped some words
+    for side in ("zoo", "gensim"):
+        trained, seen = counts[side, 1e-3]
+        assert seen == 3 * raw and counts[side, 0] == (in_vocabulary, 3 * raw)
+        assert trained < in_vocabulary  # subsampling drops frequent words
+    ours, theirs = counts["zoo", 1e-3][0], counts["gensim", 1e-3][0]
+    assert ours == pytest.approx(theirs, rel=0.04)  # the same expected count, different draws (sd ~1%)
+
+
+@needs_numba
 def test_a_tiny_corpus_at_gensims_sample_still_trains_some_pairs():
     """At sample=1e-3 each of the 29 words is kept with probability 0.09 to 0.13 (gensim's
     formula), so a few pairs train over five epochs, as in gensim; the seeds of successive jobs

@@ -109,7 +109,7 @@ def test_the_skipgram_kernel_is_word2vec_c_hierarchical_softmax():
     ours0, ours1 = syn0.copy(), syn1hs.copy()
     no_noise = np.zeros((0, dim), np.float32)
     args = (np.append(sentence, -1), tables.keep, tables.alias_threshold, tables.alias_index, window, 0)
-    loss, pairs, raw = skipgram_job(
+    loss, pairs, raw, kept = skipgram_job(
         ours0, NO_LOCK, no_noise, ours1, nodes, codes, False, *args, alpha, alpha, np.uint64(3)
     )
     expected = 0.0
@@ -128,7 +128,7 @@ def test_the_skipgram_kernel_is_word2vec_c_hierarchical_softmax():
             syn1hs[node] += grad_nodes[d]
         for a, context in enumerate(contexts):
             syn0[context] += grad_in[a]
-    assert raw == 30 and pairs == sum(min(30, i + 3) - max(0, i - 2) - 1 for i in range(30))
+    assert raw == kept == 30 and pairs == sum(min(30, i + 3) - max(0, i - 2) - 1 for i in range(30))
     # the kernel reads σ from a table of 2048 bins (word2vec.c's habit): equal to that precision
     assert np.abs(ours0 - syn0).max() < 1e-3 < np.abs(ours0 - rng.uniform(-0.5, 0.5, syn0.shape)).max()
     assert np.abs(ours1 - syn1hs).max() < 1e-3
@@ -187,7 +187,7 @@ def test_whole_windows_see_every_context(toy):
     job = np.append(np.arange(4000, dtype=np.int32) % 50, -1).astype(np.int32)
     tree = (np.zeros((0, 4), np.float32), np.full((1, 1), -1, np.int32), np.zeros((1, 1), np.int32))
     args = (job, tables.keep, tables.alias_threshold, tables.alias_index, 5, 2, 0.0, 0.0, 1)
-    _, pairs, raw = skipgram_job(syn, NO_LOCK, syn.copy(), *tree, False, *args)
+    _, pairs, raw, _ = skipgram_job(syn, NO_LOCK, syn.copy(), *tree, False, *args)
     assert pairs == 10 * raw - 2 * (1 + 2 + 3 + 4 + 5)
 
 

@@ -195,7 +195,7 @@ def test_dynamic_window_averages_window_plus_one_contexts(backend):
         syn = np.zeros((50, 4), dtype=np.float32)
         job = np.append(words, -1).astype(np.int32)
         no_tree = (np.zeros((0, 4), np.float32), np.full((1, 1), -1, np.int32), np.zeros((1, 1), np.int32))
-        _, pairs, raw = kernels.skipgram_job(
+        _, pairs, raw, _ = kernels.skipgram_job(
             syn,
             np.zeros(0, np.float32),
             syn.copy(),
@@ -244,7 +244,7 @@ class _RecordingRunner:
     def run(self, job, alpha_start, alpha_end, seed):
         words = int(np.sum(job >= 0))
         self.calls.append((alpha_start, alpha_end, words, seed))
-        return 0.0, 1, words
+        return 0.0, 1, words, words
 
     def finish(self):
         return None

@@ -149,7 +149,7 @@ class NumbaRunner:
         self._window, self._negative = int(model.spec["window"]), int(model.spec["negative"])
         self.run(np.full(1, -1, dtype=np.int32), 0.0, 0.0, 0)  # compile (or load from cache) before timing starts
 
-    def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[float, int, int]:
+    def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[float, int, int, int]:
         t = self._tables
         return self._kernel(
             self.syn0,
@@ -226,11 +226,11 @@ class JaxRunner:
         self._extra = tuple(jnp.asarray(a) if a is not None else None for a in (*tree, *extra))
         self._step = make_step(job_words=self._job_words, batch_windows=batch_windows)
 
-    def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[Any, Any, int]:
+    def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[Any, Any, int, Any]:
         padded = np.full(self._job_words, -1, dtype=np.int32)
         padded[: job.size] = job
         key = jax.random.fold_in(jax.random.key(seed >> 32), seed & 0xFFFFFFFF)
-        self._params, loss, count = self._step(
+        self._params, loss, count, kept = self._step(
             self._params,
             self._tables,
             self._extra,
@@ -239,7 +239,7 @@ class JaxRunner:
             jnp.float32(alpha_start),
             jnp.float32(alpha_end),
         )
-        return loss, count, int(np.count_nonzero(job >= 0))
+        return loss, count, int(np.count_nonzero(job >= 0)), kept
 
     def snapshot(self) -> Any:
         """The model with host copies of the matrices trained so far (the next step donates its own)."""

@@ -85,7 +85,8 @@ def make_step(
     max_row_hits: float = 32.0,
 ) -> Callable[..., tuple]:
     """A jitted ``step((W, W', W'_tree), tables, (tree_nodes, tree_codes, subwords,
-    subword_counts), tokens [T], key, a0, a1) -> ((W, W', W'_tree), loss_sum, pairs)``; the
+    subword_counts), tokens [T], key, a0, a1) -> ((W, W', W'_tree), loss_sum, pairs,
+    kept_words)`` (kept: the job's words after subsampling); the
     matrices are donated (None where the model has no such layer)."""
     if job_words % batch_windows:
         raise ValueError(f"job_words={job_words} must be a multiple of batch_windows={batch_windows}")
@@ -123,6 +124,9 @@ def make_step(
         noise = draw_noise(k_noise, (*job.contexts.shape, negative), tables[1], tables[2])
         outputs = jnp.concatenate([job.contexts[..., None], noise], axis=-1)
         per_window = (subword_table[job.centers], subword_counts[job.centers], outputs, job.mask, job.alpha)
-        return loop_batches(partial(train_batch_with, train_batch, tree), params, per_window, job.kept, batch_windows)
+        params, loss, count = loop_batches(
+            partial(train_batch_with, train_batch, tree), params, per_window, job.kept, batch_windows
+        )
+        return params, loss, count, job.kept
 
     return step

@@ -155,7 +155,7 @@ def make_step(
 ) -> Callable[..., tuple]:
     """A jitted ``step((W, W', W'_tree), (keep, alias_threshold, alias_index), (tree_nodes,
     tree_codes, *subword_tables), tokens [T], key, a0, a1) -> ((W, W', W'_tree), loss_sum,
-    loss_count)``; the matrices are donated (``W'`` is None with ``negative = 0``, ``W'_tree``
+    loss_count, kept_words)``; the matrices are donated (``W'`` is None with ``negative = 0``, ``W'_tree``
     and the tree None without `hs`).
 
     The job's windows are trained `batch_windows` at a time, in corpus order, in a
@@ -202,7 +202,10 @@ def make_step(
         if subwords:
             contexts, mask = subword_rows(*tables_of_subwords, contexts, mask)
         per_window = (contexts, mask, outputs, job.alpha)
-        return loop_batches(partial(train_batch_with, train_batch, tree), params, per_window, job.kept, batch_windows)
+        params, loss, count = loop_batches(
+            partial(train_batch_with, train_batch, tree), params, per_window, job.kept, batch_windows
+        )
+        return params, loss, count, job.kept
 
     return step
 

@@ -207,7 +207,8 @@ def skipgram_job(
     alpha_end,
     seed,
 ):
-    """Skip-gram over one job; returns ``(loss_sum, pairs, raw_words)``.
+    """Skip-gram over one job; returns ``(loss_sum, pairs, raw_words, kept_words)`` (kept: after
+    subsampling, gensim's effective words).
 
     Each center word's window is one small block (Ji et al. 2016): its `c` context
     words' input rows against the output rows of the center and `negative` noise
@@ -239,11 +240,12 @@ def skipgram_job(
     grad_out = np.empty((max(n_out, 1), dim), dtype=np.float32)
     grad_tree = np.empty((tree_nodes.shape[1], dim), dtype=np.float32)
     n = words.shape[0]
-    loss, pairs, raw, start = 0.0, 0, 0, 0
+    loss, pairs, raw, effective, start = 0.0, 0, 0, 0, 0
     while start < n:
         alpha = alpha_start + (alpha_end - alpha_start) * (start / n)
         end, n_kept, state, n_raw = next_sentence(words, start, keep_threshold, state, kept)
         raw += n_raw
+        effective += n_kept
         start = end + 1
         for i in range(n_kept):
             state, reach = _reach(window, shrink, state)
@@ -272,7 +274,7 @@ def skipgram_job(
                     x[k] += factor * gx[k]
                 a += 1
             pairs += hi - lo - 1
-    return loss, pairs, raw
+    return loss, pairs, raw, effective
 
 
 @njit(nogil=True, inline="always")
@@ -370,7 +372,8 @@ def cbow_job(
     alpha_end,
     seed,
 ):
-    """CBOW over one job, word2vec's and FastText's; returns ``(loss_sum, examples, raw_words)``.
+    """CBOW over one job, word2vec's and FastText's; returns ``(loss_sum, examples, raw_words,
+    kept_words)``.
 
     The hidden vector is the mean (`cbow_mean`; else the sum) of every input row of the
     context words: word ``w``'s rows are ``subwords[w, :subword_counts[w]]`` (FastText: its
@@ -388,11 +391,12 @@ def cbow_job(
     hidden = np.empty(dim, dtype=np.float32)
     grad = np.empty(dim, dtype=np.float32)
     n = words.shape[0]
-    loss, examples, raw, start = 0.0, 0, 0, 0
+    loss, examples, raw, effective, start = 0.0, 0, 0, 0, 0
     while start < n:
         alpha = alpha_start + (alpha_end - alpha_start) * (start / n)
         end, n_kept, state, n_raw = next_sentence(words, start, keep_threshold, state, kept)
         raw += n_raw
+        effective += n_kept
         start = end + 1
         for i in range(n_kept):
             state, reach = _reach(window, shrink, state)
@@ -433,7 +437,7 @@ def cbow_job(
                         factor = _lock(lock, subwords[w, s])
                         for k in range(dim):
                             row[k] += factor * grad[k]
-    return loss, examples, raw
+    return loss, examples, raw, effective
 
 
 _REDRAWS = 64
@@ -495,7 +499,7 @@ def fasttext_job(
     alpha_end,
     seed,
 ):
-    """FastText skip-gram over one job; returns ``(loss_sum, pairs, raw_words)``.
+    """FastText skip-gram over one job; returns ``(loss_sum, pairs, raw_words, kept_words)``.
 
     Per (center, context) pair, fastText's update: the center's composed vector
     `hidden` against the context and `negative` noise words, the output rows
@@ -521,11 +525,12 @@ def fasttext_job(
     grad = np.empty(dim, dtype=np.float32)
     total = np.empty(dim, dtype=np.float32)
     n = words.shape[0]
-    loss, pairs, raw, start = 0.0, 0, 0, 0
+    loss, pairs, raw, effective, start = 0.0, 0, 0, 0, 0
     while start < n:
         alpha = alpha_start + (alpha_end - alpha_start) * (start / n)
         end, n_kept, state, n_raw = next_sentence(words, start, keep_threshold, state, kept)
         raw += n_raw
+        effective += n_kept
         start = end + 1
         for i in range(n_kept):
             state, reach = _reach(window, shrink, state)
@@ -569,4 +574,4 @@ def fasttext_job(
                 factor = _lock(lock, subwords[word, s])
                 for k in range(dim):
                     row[k] += factor * total[k]
-    return loss, pairs, raw
+    return loss, pairs, raw, effective

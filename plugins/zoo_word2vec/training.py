@@ -96,8 +96,9 @@ class Runner(Protocol):
     parallel: bool
     """Whether `run` may be called from several threads at once."""
 
-    def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[Any, Any, int]:
-        """Train on `job` (ids, -1 between sentences); return ``(loss_sum, loss_count, words)``."""
+    def run(self, job: np.ndarray, alpha_start: float, alpha_end: float, seed: int) -> tuple[Any, Any, int, Any]:
+        """Train on `job` (ids, -1 between sentences); return ``(loss_sum, loss_count, words,
+        kept_words)``: `kept_words` are those subsampling kept (a device value may be lazy)."""
         ...
 
     def snapshot(self) -> Any:
@@ -196,7 +197,8 @@ class TrainStats:
     """What a training run did.
 
     - `words`: in-vocabulary corpus words trained by this call (before subsampling;
-      a resumed run counts only what it trained).
+      a resumed run counts only what it trained); `kept_words`: those of them subsampling
+      kept (gensim's effective words).
     - `seconds`: wall time of the epochs (corpus encoding not included).
     - `history`: one dict per epoch this call finished: ``epoch``, ``loss`` (mean per
       positive pair over the whole epoch, resumed or not), ``pairs`` (the positive pairs it
@@ -210,6 +212,7 @@ class TrainStats:
     """
 
     words: int = 0
+    kept_words: int = 0
     seconds: float = 0.0
     history: list[dict[str, float]] = field(default_factory=list)
     backend: str = ""
@@ -421,6 +424,7 @@ def run_epochs(
             if stats.stopped_on_time:  # the jobs in flight finish; the checkpoint goes before the next one
                 lr, stop = schedule(alpha, min_alpha, done, total), Position(epoch, job, index, done)
                 _drain(pending, tally, bar, on_job, alpha=lr)
+                stats.kept_words += int(tally.kept)
                 tally.show(bar, lr)
                 tally.report(bar, lr, stop)
                 _stop_on_time(saver, bar, tally, stop, epochs, corpus.words)
@@ -431,6 +435,7 @@ def run_epochs(
                     f"only {job} jobs an epoch: it is not the corpus the checkpoint was trained on"
                 )
             _drain(pending, tally, bar, on_job, alpha=schedule(alpha, min_alpha, done, total))
+            stats.kept_words += int(tally.kept)
             tally.show(bar, schedule(alpha, min_alpha, done, total))
             seconds = time.perf_counter() - epoch_start
             record = {
@@ -539,7 +544,8 @@ class _Tally:
     checked: a NaN or infinite loss raises `TrainingDiverged`. Every `log_seconds` of
     `run` (``(epochs, total words, log_seconds)``) it reports an interval (`report`).
 
-    - `words`: the epoch's words trained (before a resume included); `fresh`: those this call trained.
+    - `words`: the epoch's words trained (before a resume included); `fresh`: those this call
+      trained; `kept`: those of `fresh` that subsampling kept.
     """
 
     def __init__(self, epoch: int, alpha: float, saver: _Saver, run: tuple[int, int, float]) -> None:
@@ -547,6 +553,7 @@ class _Tally:
         self.epochs, self.total, self.log_seconds = run
         self.loss: Any = 0.0
         self.count: Any = 0
+        self.kept: Any = 0  # words subsampling kept, trained by this call
         self.words = self.fresh = 0
         self._unshown = 0
         self._shown_at = self._reported_at = time.perf_counter()
@@ -556,9 +563,10 @@ class _Tally:
         """Start from the tally a checkpoint holds (its epoch's loss, pairs and words so far)."""
         self.loss, self.count, self.words = resume.loss, resume.pairs, resume.words
 
-    def add(self, result: tuple[Any, Any, int], bar: Progress, alpha: float | None, after: Position) -> None:
-        loss, count, words = result
+    def add(self, result: tuple[Any, Any, int, Any], bar: Progress, alpha: float | None, after: Position) -> None:
+        loss, count, words, kept = result
         self.loss, self.count = self.loss + loss, self.count + count
+        self.kept = self.kept + kept
         self.words += int(words)
         self.fresh += int(words)
         self._unshown += int(words)

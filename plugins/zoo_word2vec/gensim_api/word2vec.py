@@ -714,8 +714,9 @@ class Word2Vec:
         row moves by its factor times its update (0 leaves it as it is; an array of one factor
         scales every row, as gensim indexes ``i % len``); the output layer always trains.
 
-        **Returns:** ``(words, words)``: the in-vocabulary words trained over all epochs
-        (zoo counts before subsampling, so gensim's two counts coincide).
+        **Returns:** gensim's ``(trained_word_count, raw_word_count)`` over all epochs: the
+        words trained (in the vocabulary and kept by subsampling, gensim's effective words) and
+        every word of the corpus (out-of-vocabulary ones included).
         """
         refuse("word_count", word_count, 0, "training always starts from the corpus's first word")
         if self._model is None:
@@ -742,7 +743,7 @@ class Word2Vec:
         self.compute_loss = compute_loss or self.compute_loss
         self._check_hyperparameters()
         self._warn_as_gensim()
-        self._check_totals(corpus, tokenizer, total_examples, total_words)
+        raw_words = self._check_totals(corpus, tokenizer, total_examples, total_words)
 
         def begin(epoch: int) -> None:
             for callback in callbacks:
@@ -799,7 +800,7 @@ class Word2Vec:
         self.min_alpha_yet_reached = float(self.min_alpha)
         for callback in callbacks:
             call_hook(callback, "on_train_end", self)
-        return stats.words, stats.words
+        return stats.kept_words, raw_words * self.epochs
 
     def _lock_factors(self, name: str) -> np.ndarray | None:
         """``wv.<name>`` as float32 ``[n]`` (n >= 1; row ``i`` takes factor ``i % n``, as gensim
@@ -839,10 +840,9 @@ class Word2Vec:
         if self.alpha > getattr(self, "min_alpha_yet_reached", self.alpha):
             logger.warning("Effective 'alpha' higher than previous training cycles")
 
-    def _check_totals(self, corpus: Any, tokenizer: Any, total_examples: int | None, total_words: int | None) -> None:
-        """Warn, as gensim does, when the counts given are not the corpus's."""
-        if total_examples is None and total_words is None:
-            return
+    def _check_totals(self, corpus: Any, tokenizer: Any, total_examples: int | None, total_words: int | None) -> int:
+        """Warn, as gensim does, when the counts given are not the corpus's; return its words
+        (every token, in the vocabulary or not)."""
         if tokenizer is not None:
             corpus = iter_sentences(corpus, tokenizer)
         sentences = words = 0
@@ -856,6 +856,7 @@ class Word2Vec:
                     "own count",
                     stacklevel=3,
                 )
+        return words
 
     # -- files --------------------------------------------------------------------------------
 
