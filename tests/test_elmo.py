@@ -10,7 +10,8 @@ import pytest
 
 import zoo
 from zoo.interfaces import ContextualEmbedder
-from zoo_elmo.recipe import fit, perplexity
+from zoo_elmo.perplexity import perplexity
+from zoo_elmo.recipe import fit
 from zoo_elmo.softmax import draw_log_uniform, sampled_nll
 from zoo_tagger.data import TaggedSentences, tag_vocab, word_vocab
 from zoo_tagger.model import with_context

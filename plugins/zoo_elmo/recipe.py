@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import equinox as eqx
-import jax
-import jax.numpy as jnp
 import numpy as np
-import optax
 
 import zoo
 from zoo.plugin_api import (
@@ -30,35 +25,7 @@ from zoo.plugin_api import (
 )
 from zoo_elmo.data import lm_batches, read_windows
 
-__all__ = ["ELMoRecipe", "fit", "perplexity", "recipe"]
-
-
-@eqx.filter_jit
-def _nll(model, batch):
-    return model.lm_nll(batch)
-
-
-def perplexity(
-    model: Any, sentences: Sequence[Sequence[str]], *, batch_size: int = 32, buckets: Sequence[int] | None = None
-) -> dict[str, float]:
-    """Forward and backward perplexity of `sentences` (each predicts its tokens and a boundary)."""
-    data = lm_batches(
-        sentences,
-        model.vocabs["words"],
-        batch_size=batch_size,
-        buckets=buckets,
-        max_word_length=model.spec["max_word_length"] if model.chars is not None else None,
-        shuffle=False,
-    )
-    forward = backward = count = 0.0
-    for batch in data:
-        f, b, n = _nll(model, {k: jnp.asarray(v) for k, v in batch.items()})
-        forward, backward, count = forward + float(f), backward + float(b), count + float(n)
-    return {
-        "perplexity_forward": math.exp(forward / max(count, 1.0)),
-        "perplexity_backward": math.exp(backward / max(count, 1.0)),
-        "predictions": count,
-    }
+__all__ = ["ELMoRecipe", "fit", "recipe"]
 
 
 def fit(
@@ -88,6 +55,11 @@ def fit(
     **Returns:** ``(model, info)`` with ``history``, ``tokens_per_s``, ``steps`` (done),
     ``stopped_on_time`` and, given `valid`, its perplexities.
     """
+    import jax
+    import optax
+
+    from zoo_elmo.perplexity import perplexity
+
     vocab = Vocab.build(sentences, min_count=min_count, max_size=max_vocab)
     model = zoo.build(name, key=jax.random.key(seed), vocab={"words": vocab}, **dict(overrides or {}))
     data = lm_batches(
@@ -200,6 +172,8 @@ class ELMoRecipe:
         sentences = read_windows(
             options.data, max_length=options.window, lowercase=options.lowercase, encoding=options.encoding
         )
+        from zoo_elmo.perplexity import perplexity
+
         return perplexity(model, sentences)
 
 

@@ -8,8 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import jax
-
 import zoo
 from zoo.plugin_api import (
     WEIGHTINGS,
@@ -27,7 +25,6 @@ from zoo.plugin_api import (
     resolve_spec,
     seed_type,
 )
-from zoo_glove.train import entries_from_matrix, fit_glove
 
 __all__ = ["GloVeRecipe", "recipe"]
 
@@ -89,6 +86,10 @@ class GloVeRecipe:
 
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         resolve_spec(name, options, overrides)
+        import jax
+
+        from zoo_glove.train import entries_from_matrix, fit_glove
+
         say = (lambda *a: None) if options.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
         start = time.perf_counter()
         vocab = corpus_vocabulary(options)

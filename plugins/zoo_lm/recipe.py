@@ -13,16 +13,11 @@ import argparse
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-import optax
 
 from zoo.plugin_api import (
-    LanguageModel,
-    TrainResult,
     Vocab,
     add_common_arguments,
     add_encoding_argument,
@@ -31,10 +26,14 @@ from zoo.plugin_api import (
     held_out_line,
     last_kept_line,
     resolve_spec,
-    train,
 )
-from zoo_lm.perplexity import perplexity
 from zoo_lm.stream import StreamBatches, read_tokens
+
+if TYPE_CHECKING:
+    import jax
+    import optax
+
+    from zoo.plugin_api import LanguageModel, TrainResult
 
 __all__ = ["LanguageModelRecipe", "build_vocab", "recipe", "train_language_model", "zaremba_sgd"]
 
@@ -55,6 +54,8 @@ def zaremba_sgd(
     norm clipped to `clip`; the learning rate is `lr` for the first
     `decay_after` epochs, then multiplied by `decay` at every epoch.
     """
+    import jax.numpy as jnp
+    import optax
 
     def schedule(step: jax.Array) -> jax.Array:
         epoch = step // steps_per_epoch
@@ -96,6 +97,11 @@ def train_language_model(
 
     **Returns:** `zoo.train`'s `TrainResult`; its history holds ``valid_perplexity``.
     """
+    import optax
+
+    from zoo.plugin_api import train
+    from zoo_lm.perplexity import perplexity
+
     data = StreamBatches(train_ids, batch_size=batch_size, unroll=unroll)
     per_epoch = data.batches_per_epoch()
     total = steps if steps else max(1, math.ceil(epochs * per_epoch))
@@ -176,6 +182,9 @@ class LanguageModelRecipe:
 
         level = resolve_spec(name, options, overrides).params["level"]
         tokens = read_tokens(options.data, level, encoding=options.encoding)
+        import jax
+        import optax
+
         vocab = build_vocab(tokens, level, min_count=options.min_count, max_size=options.max_vocab)
         model = zoo.build(name, key=jax.random.key(options.seed), vocab={"tokens": vocab}, **overrides)
         valid = vocab.encode(read_tokens(options.valid, level, encoding=options.encoding)) if options.valid else None
@@ -226,6 +235,8 @@ class LanguageModelRecipe:
         parser.add_argument("--unroll", type=argument_type("[1, inf)"), default=256, help="chunk length (speed only)")
 
     def evaluate(self, model: LanguageModel, options: argparse.Namespace) -> Mapping[str, float]:
+        from zoo_lm.perplexity import perplexity
+
         vocab = model.vocabs["tokens"]
         ids = vocab.encode(read_tokens(options.data, model.level, encoding=options.encoding))
         scores = perplexity(model, ids, batch_size=options.batch_size, unroll=options.unroll)

@@ -15,8 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import jax
-
 import zoo
 from zoo.plugin_api import (
     WEIGHTINGS,
@@ -32,7 +30,7 @@ from zoo.plugin_api import (
     resolve_spec,
     seed_type,
 )
-from zoo_ppmi.svd import SOLVERS, fit_ppmi_svd
+from zoo_ppmi.settings import SOLVERS
 
 __all__ = ["PPMIRecipe", "recipe"]
 
@@ -65,6 +63,10 @@ class PPMIRecipe:
             return self._train(name, options, overrides, _Phases(records, quiet=options.quiet))
 
     def _train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any], phases: _Phases) -> Path:
+        import jax
+
+        from zoo_ppmi.svd import fit_ppmi_svd
+
         vocab = corpus_vocabulary(options)
         model = zoo.build(name, key=jax.random.key(options.seed), vocab={"words": vocab}, **overrides)
         p = model.spec.params

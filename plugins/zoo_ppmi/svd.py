@@ -14,10 +14,9 @@ import scipy.sparse.linalg as spla
 
 from zoo.plugin_api import DataError, TrainingDiverged, pmi_matrix
 from zoo_ppmi.model import PPMISVD
+from zoo_ppmi.settings import SOLVERS
 
 __all__ = ["SOLVERS", "fit_ppmi_svd", "randomized_svd", "truncated_svd"]
-
-SOLVERS = ("arpack", "randomized")
 
 
 def randomized_svd(

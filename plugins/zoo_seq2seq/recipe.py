@@ -16,11 +16,9 @@ import functools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jax
 import numpy as np
-import optax
 
 from zoo.plugin_api import (
     DataError,
@@ -38,12 +36,15 @@ from zoo.plugin_api import (
     held_out_size,
     last_kept_line,
     resolve_spec,
-    save,
-    train,
 )
 from zoo_seq2seq.data import build_vocabs, pair_batches, read_pair_file, unknown_rate
-from zoo_seq2seq.scoring import METRICS, HeldOut, Validation
+from zoo_seq2seq.settings import METRICS
 from zoo_seq2seq.tasks import TASKS, get_task
+
+if TYPE_CHECKING:
+    import optax
+
+    from zoo_seq2seq.scoring import HeldOut
 
 __all__ = ["Seq2SeqRecipe", "exact_match", "recipe"]
 
@@ -74,6 +75,8 @@ class _Corpus:
 def _optimizer(lr: float) -> optax.GradientTransformation:
     """Adam with gradients clipped at norm 5; one object per rate, so runs in one process
     share `zoo.train`'s compiled step."""
+    import optax
+
     return optax.chain(optax.clip_by_global_norm(5.0), optax.adam(lr))
 
 
@@ -152,6 +155,8 @@ class Seq2SeqRecipe:
             )
             src, tgt, texts = pairs.sources, pairs.targets, pairs.texts
             summary.append(pairs.summary(options.max_length))
+        from zoo_seq2seq.scoring import HeldOut  # JAX: once the data is read
+
         if options.valid is not None:
             held = read_pair_file(options.valid, swap=options.swap, tokenizer=tokenizer, encoding=options.encoding)
             summary.append(held.summary())
@@ -216,6 +221,11 @@ class Seq2SeqRecipe:
             print(f"{options.epochs} epochs of {per_epoch:,} batches: {steps:,} steps")
         targets = [*corpus.targets, *(corpus.valid.targets if corpus.valid is not None else [])]
         overrides.setdefault("strategy.max_length", max(len(t) for t in targets) + 1)
+        import jax
+
+        from zoo.plugin_api import save, train
+        from zoo_seq2seq.scoring import Validation
+
         vocab = {"src": corpus.src_vocab, "tgt": corpus.tgt_vocab}
         model = build(name, key=jax.random.key(options.seed), vocab=vocab, **overrides)
         validation = None
@@ -309,6 +319,8 @@ class Seq2SeqRecipe:
         )
         if pairs.read > len(pairs.sources):
             print(f"note: {pairs.summary()}", file=sys.stderr)
+        from zoo_seq2seq.scoring import HeldOut
+
         lowercase = {"auto": None, "mixed": False, "lc": True}[options.case]
         references = [t for _, t in pairs.texts]
         held = HeldOut(pairs.sources, pairs.targets, references, batch_size=options.batch_size, lowercase=lowercase)

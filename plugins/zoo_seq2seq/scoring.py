@@ -25,12 +25,10 @@ import numpy as np
 import zoo
 from zoo.plugin_api import KeepBest, SequenceBatches, StopTraining, detokenize, get_tokenizer
 from zoo_seq2seq.data import encode_pairs
+from zoo_seq2seq.settings import METRICS
 from zoo_seq2seq.translate import Translation, translate_tokens
 
 __all__ = ["METRICS", "HeldOut", "Validation", "folds_case", "sacrebleu_scores"]
-
-METRICS = ("bleu", "chrf", "exact_match", "valid_loss")
-"""What a validation reports; `Validation` keeps the best by one of them (the loss lowest, the others highest)."""
 
 
 def folds_case(model: Any) -> bool:

@@ -13,11 +13,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jax
 import numpy as np
-import optax
 
 import zoo
 from zoo.plugin_api import (
@@ -34,10 +32,11 @@ from zoo.plugin_api import (
     hold_out,
     last_kept_line,
     resolve_spec,
-    skip_frozen,
 )
 from zoo_tagger.data import TaggedSentences, read_tagged, tag_vocab, tagging_batches, word_vocab
-from zoo_tagger.model import with_context
+
+if TYPE_CHECKING:
+    import optax
 
 __all__ = [
     "BATCH_SIZE",
@@ -83,6 +82,10 @@ def evaluate_tagger(model: Any, data: TaggedSentences, *, batch_size: int = 64) 
 
 def _optimizer(model: Any, lr: float) -> optax.GradientTransformation:
     """Adam with global-norm clipping at 5; a frozen contextual embedder gets no state and no update."""
+    import optax
+
+    from zoo.plugin_api import skip_frozen
+
     adam = optax.chain(optax.clip_by_global_norm(5.0), optax.adam(lr))
     if model.context is None or model.spec["fine_tune_context"]:
         return adam
@@ -124,6 +127,10 @@ def fit(
         "words": word_vocab(train.sentences, lowercase=lowercase, min_count=min_count),
         "tags": tag_vocab(train.tags),
     }
+    import jax
+
+    from zoo_tagger.model import with_context
+
     key = jax.random.key(seed)
     if context is not None:
         model = with_context(name, context, key=key, vocab=vocab, **overrides)

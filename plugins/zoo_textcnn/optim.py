@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import optax
 
 from zoo.plugin_api import skip_frozen
+from zoo_textcnn.settings import LEARNING_RATES, OPTIMIZERS
 
 __all__ = ["LEARNING_RATES", "OPTIMIZERS", "kim_optimizer", "max_norm", "textcnn_optimizer"]
 
@@ -64,12 +65,6 @@ def kim_optimizer(
     if not train_embeddings:
         adadelta = skip_frozen(adadelta, lambda tree: tree.embedder)
     return optax.chain(adadelta, max_norm(max_norm_limit, lambda tree: tree.output.weight))
-
-
-OPTIMIZERS = ("adam", "adadelta")
-"""``adam``: the default; ``adadelta``: Kim's (2014) rule."""
-LEARNING_RATES = {"adam": 1e-3, "adadelta": 1.0}
-"""Each optimiser's default learning rate."""
 
 
 def textcnn_optimizer(

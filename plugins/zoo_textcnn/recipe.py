@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jax
 import numpy as np
 
 import zoo
@@ -47,8 +46,7 @@ from zoo_textcnn.data import (
     read_columns,
     read_label_text,
 )
-from zoo_textcnn.optim import LEARNING_RATES, OPTIMIZERS, textcnn_optimizer
-from zoo_textcnn.pretrained import initialise_embeddings
+from zoo_textcnn.settings import LEARNING_RATES, OPTIMIZERS
 
 __all__ = [
     "EPOCHS",
@@ -142,6 +140,11 @@ def fit(
     how training ended and which epoch is returned) and ``coverage`` (of pretrained
     vectors, or None).
     """
+    import jax
+
+    from zoo_textcnn.optim import textcnn_optimizer
+    from zoo_textcnn.pretrained import initialise_embeddings
+
     vocab = vocab or Vocab.build(train.texts, specials=("pad", "unk"))
     labels = label_vocab(train.labels)
     model = zoo.build(name, key=jax.random.key(seed), vocab={"words": vocab, "labels": labels}, **dict(overrides or {}))

@@ -25,6 +25,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from zoo.plugin_api import DataError
 from zoo_word2vec.sampling import alias_table, keep_thresholds, noise_distribution
+from zoo_word2vec.settings import BACKENDS
 
 __all__ = [
     "BACKENDS",
@@ -36,8 +37,6 @@ __all__ = [
     "row_lock",
     "tree_arrays",
 ]
-
-BACKENDS = ("auto", "numba", "jax")
 
 
 def numba_available() -> bool:

@@ -27,13 +27,13 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from zoo.plugin_api import InvalidParameterError, Vocabularies
+from zoo.plugin_api import Vocabularies
 from zoo_word2vec.huffman import word_paths
+from zoo_word2vec.settings import check_objective
 
 __all__ = [
     "OutputLayer",
     "Targets",
-    "check_objective",
     "joined",
     "logistic_terms",
     "model_targets",
@@ -41,15 +41,6 @@ __all__ = [
     "output_layer",
     "tree_targets",
 ]
-
-
-def check_objective(params: Mapping[str, Any], name: str = "the model") -> None:
-    """Refuse settings that train no output layer: ``negative = 0`` with ``hs`` off."""
-    if int(params["negative"]) == 0 and not params.get("hs", False):
-        raise InvalidParameterError(
-            f"{name}: negative=0 with hs=false trains nothing: turn on hierarchical softmax "
-            "(hs=true, zoo train --hs) or draw noise words (negative >= 1)"
-        )
 
 
 class OutputLayer(NamedTuple):

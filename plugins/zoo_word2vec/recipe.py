@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import jax
-
 import zoo
 from zoo.plugin_api import (
     add_alias,
@@ -24,8 +22,7 @@ from zoo.plugin_api import (
     resolve_spec,
     seed_type,
 )
-from zoo_word2vec.backends import BACKENDS
-from zoo_word2vec.output_layer import check_objective
+from zoo_word2vec.settings import BACKENDS, check_objective
 
 __all__ = ["JOB_WORDS", "EmbeddingRecipe", "recipe", "switch"]
 
@@ -116,6 +113,8 @@ class EmbeddingRecipe:
     def train(self, name: str, options: argparse.Namespace, overrides: dict[str, Any]) -> Path:
         spec = resolve_spec(name, options, overrides)
         check_objective(spec.params, f"zoo train {name}")  # before the corpus is counted
+        import jax
+
         from zoo_word2vec.fit import fit
 
         corpus = [str(p) for p in options.corpus]

@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
     several = start_from_options(options)  # several processes: join the run before any data is read
     from zoo.budget import footprint
+    from zoo.training.deadline import time_budget
     from zoo.training.progress import metrics_log
-    from zoo.training.trainer import time_budget
 
     minutes = getattr(options, "minutes", None)  # --minutes: every zoo.train of the run stops on time
     log_file = getattr(options, "log_file", None)  # --log-file: every training loop of the run writes to it

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-import scipy.stats
 
 from zoo.data.textfile import read_lines
 from zoo.errors import DataError
@@ -50,9 +49,17 @@ class WordPairsResult(NamedTuple):
     scored: int
 
 
+def _stats() -> Any:
+    """`scipy.stats`, imported on first use: it takes about a second to import, which every
+    command that merely reads vectors would otherwise pay before its first line of output."""
+    import scipy.stats
+
+    return scipy.stats
+
+
 def rankdata(values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Ranks 1..n, ties sharing the mean of the ranks they span (float64 ``[n]``)."""
-    return scipy.stats.rankdata(np.asarray(values, dtype=np.float64), method="average")
+    return _stats().rankdata(np.asarray(values, dtype=np.float64), method="average")
 
 
 def _pair(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -72,14 +79,14 @@ def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) ->
     """Pearson's correlation coefficient (`scipy.stats.pearsonr`); NaN if fewer than two
     values or one side is constant."""
     pair = _pair(x, y)
-    return float("nan") if pair is None else float(scipy.stats.pearsonr(*pair).statistic)
+    return float("nan") if pair is None else float(_stats().pearsonr(*pair).statistic)
 
 
 def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Spearman's rank correlation (`scipy.stats.spearmanr`): Pearson's correlation of the
     tie-averaged ranks; NaN where `pearson` is."""
     pair = _pair(x, y)
-    return float("nan") if pair is None else float(scipy.stats.spearmanr(*pair).statistic)
+    return float("nan") if pair is None else float(_stats().spearmanr(*pair).statistic)
 
 
 def read_word_pairs(
@@ -219,6 +226,7 @@ def gensim_word_pairs(scores: PairScores, path: str | os.PathLike = "the pairs f
             f"{len(scores.gold)} of the {scores.pairs} pairs of {path} could be scored ({scores.oov} have a word "
             "outside the vocabulary); a correlation needs two: raise restrict_vocab, or pass dummy4unknown=True"
         )
-    pearson_result = scipy.stats.pearsonr(scores.gold, scores.model)
-    spearman_result = scipy.stats.spearmanr(scores.gold, scores.model)
+    stats = _stats()
+    pearson_result = stats.pearsonr(scores.gold, scores.model)
+    spearman_result = stats.spearmanr(scores.gold, scores.model)
     return pearson_result, spearman_result, scores.oov / scores.pairs * 100

@@ -16,8 +16,7 @@ import functools
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,9 +31,10 @@ from jax.sharding import Mesh
 from zoo.building.files import check_writable
 from zoo.data.batching import BatchSource
 from zoo.data.sharding import ProcessRows
-from zoo.errors import DistributedError, InvalidParameterError, TrainingDiverged
+from zoo.errors import DistributedError, TrainingDiverged
 from zoo.naming.domains import check_count
 from zoo.training.checkpoint import load_checkpoint, save_checkpoint
+from zoo.training.deadline import _DEADLINE, _check_time_limit, time_budget
 from zoo.training.distributed import barrier, is_writer
 from zoo.training.memory import keep_freed_memory
 from zoo.training.parallel import (
@@ -84,32 +84,6 @@ class TrainResult:
     compilations: int = 0
     carry: Any = None
     stopped_on_time: bool = False
-
-
-_DEADLINE: ContextVar[float | None] = ContextVar("zoo_training_deadline", default=None)
-
-
-@contextlib.contextmanager
-def time_budget(seconds: float | None) -> Iterator[None]:
-    """Within this block, every `train` stops at the first step boundary after `seconds`
-    from now (None: no budget; nested budgets keep the earlier end). ``zoo train --minutes``."""
-    if seconds is None:
-        yield
-        return
-    _check_time_limit(seconds)
-    earlier = _DEADLINE.get()
-    token = _DEADLINE.set(min(time.monotonic() + seconds, earlier if earlier is not None else math.inf))
-    try:
-        yield
-    finally:
-        _DEADLINE.reset(token)
-
-
-def _check_time_limit(seconds: Any) -> None:
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
-        raise InvalidParameterError(
-            f"zoo.train: time_limit={seconds!r} is out of range: it must be a finite number of seconds > 0"
-        )
 
 
 def _all_finite(tree: Any) -> jax.Array:

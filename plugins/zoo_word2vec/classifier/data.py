@@ -26,10 +26,11 @@ from zoo_word2vec.classifier.encoded import EncodedLines
 from zoo_word2vec.classifier.features import EOS
 from zoo_word2vec.classifier.reading import FAST_ENCODINGS, read_fasttext_lines
 from zoo_word2vec.classifier.splitting import fasttext_split
+from zoo_word2vec.settings import LABELLED_FORMATS
 
 __all__ = ["FORMATS", "LabelledLines", "detect_format", "label_vocab", "read_labelled", "word_vocab"]
 
-FORMATS = ("auto", "fasttext", "tsv", "reviews")
+FORMATS = LABELLED_FORMATS
 
 
 class LabelledLines:

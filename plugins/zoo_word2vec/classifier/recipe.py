@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zoo
 from zoo.plugin_api import (
@@ -22,14 +22,18 @@ from zoo.plugin_api import (
     resolve_spec,
     seed_type,
 )
-from zoo_word2vec.classifier.data import FORMATS, LabelledLines, read_labelled
-from zoo_word2vec.classifier.fit import fit
+from zoo_word2vec.settings import LABELLED_FORMATS
+
+if TYPE_CHECKING:
+    from zoo_word2vec.classifier.data import LabelledLines
 
 __all__ = ["FastTextRecipe", "per_label", "read_data", "recipe", "score"]
 
 
 def read_data(path: Path, params: dict[str, Any], *, format: str, label_prefix: str, encoding: str) -> LabelledLines:
     """`path` read and split as a model with hyperparameters `params` splits text."""
+    from zoo_word2vec.classifier.data import read_labelled
+
     tokenizer = get_tokenizer(params["tokenizer"])
     split = (lambda text: tokenizer(text.lower())) if params["lowercase"] else tokenizer
     return read_labelled(path, split=split, format=format, label_prefix=label_prefix, encoding=encoding)
@@ -118,7 +122,9 @@ class FastTextRecipe:
         )
 
     def _add_reading_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--format", choices=FORMATS, default="auto", help="the data's format (auto: detected)")
+        parser.add_argument(
+            "--format", choices=LABELLED_FORMATS, default="auto", help="the data's format (auto: detected)"
+        )
         parser.add_argument("--label-prefix", default="__label__", help="fastText-format labels start with it")
         if not any(a.dest == "encoding" for a in parser._actions):
             add_encoding_argument(parser)
@@ -129,6 +135,8 @@ class FastTextRecipe:
             options.data, dict(spec.params), format=options.format, label_prefix=options.label_prefix,
             encoding=options.encoding,
         )  # fmt: skip
+        from zoo_word2vec.classifier.fit import fit  # JAX and the kernels: once the data is read
+
         model, stats = fit(
             name, data, epochs=options.epoch, lr=options.lr, threads=options.threads,
             min_count=options.min_count, seed=options.seed, overrides=overrides,

@@ -1,0 +1,70 @@
+"""A refused command answers at once: ``zoo train NAME`` parses and checks its options before any
+training code (JAX, Equinox, optax, numba, SciPy's statistics) is imported, for every recipe.
+
+A user's typo should cost the interpreter's start-up, not the second or two those imports take;
+a recipe module that imports them at its top fails here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from zoo.naming.registry import default_registry
+from zoo.naming.resolve import architecture_of
+
+HEAVY = ("jax", "jaxlib", "equinox", "optax", "numba", "torch")
+
+_PROBE = """
+import contextlib, io, sys
+from zoo.cli.main import main
+
+HEAVY = {heavy!r}
+data = sys.argv[1]
+for name in sys.argv[2:]:
+    for args in (["--help"], ["--data", data, "--out", data + ".out", "--set", "no_such_setting=1"]):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                code = main(["train", name, *args])
+            except SystemExit as stop:
+                code = stop.code
+        loaded = sorted({{m.split(".")[0] for m in sys.modules if m.split(".")[0] in HEAVY}})
+        loaded += [m for m in ("scipy.stats",) if m in sys.modules]
+        print("RESULT", name, args[0], code, ",".join(loaded) or "-", "no_such_setting" in err.getvalue())
+"""
+
+
+def _one_name_per_recipe() -> list[str]:
+    registry = default_registry()
+    names: dict[str, str] = {}
+    for name in registry.list_models():
+        arch = architecture_of(registry, name)
+        if arch.recipe is not None:
+            names.setdefault(arch.recipe, name)
+    return sorted(names.values())
+
+
+def test_every_recipe_refuses_an_option_before_importing_training_code(tmp_path):
+    names = _one_name_per_recipe()
+    assert len(names) >= 9  # every family that trains from the command line
+    data = tmp_path / "data.txt"
+    data.write_text("a b\tc d\n")
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(heavy=HEAVY), str(data), *names],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seconds = time.perf_counter() - start
+    results = [line.split()[1:] for line in out.stdout.splitlines() if line.startswith("RESULT")]
+    assert len(results) == 2 * len(names), out.stdout + out.stderr
+    for name, first, code, loaded, named in results:
+        assert loaded == "-", f"zoo train {name} {first}: imported {loaded} before refusing"
+        if first == "--help":
+            assert code in ("0", "None"), name
+        else:
+            assert (code, named) == ("2", "True"), f"zoo train {name}: the unknown setting was not refused by name"
+    assert seconds < 60, seconds  # a sanity bound only: the point is what was imported
