@@ -7,6 +7,7 @@ a recipe module that imports them at its top fails here.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -68,3 +69,50 @@ def test_every_recipe_refuses_an_option_before_importing_training_code(tmp_path)
         else:
             assert (code, named) == ("2", "True"), f"zoo train {name}: the unknown setting was not refused by name"
     assert seconds < 60, seconds  # a sanity bound only: the point is what was imported
+
+
+_FILE_PROBE = """
+import contextlib, io, sys
+from zoo.cli.main import main
+
+HEAVY = {heavy!r}
+damaged, text = sys.argv[1], sys.argv[2]
+commands = {{
+    "eval": ["eval", damaged, "--data", text],
+    "translate": ["translate", damaged, "a b"],
+    "classify": ["classify", damaged, "a b"],
+    "tag": ["tag", damaged, "a b"],
+    "generate": ["generate", damaged],
+    "vectors": ["vectors", "similar", damaged, "a"],
+    "import": ["import", damaged, "--as", "damaged.v1"],
+}}
+for name, argv in commands.items():
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as stop:
+            code = stop.code
+    loaded = sorted({{m.split(".")[0] for m in sys.modules if m.split(".")[0] in HEAVY}})
+    print("RESULT", name, code, ",".join(loaded) or "-", repr(err.getvalue().strip()[:400]))
+"""
+
+
+def test_a_damaged_model_file_is_refused_before_importing_training_code(tmp_path):
+    damaged = tmp_path / "model.safetensors"
+    damaged.write_bytes(b"\xff" * 16 + bytes(range(256)) * 8)  # a header length no file could hold
+    text = tmp_path / "text.txt"
+    text.write_text("a b\n")
+    out = subprocess.run(
+        [sys.executable, "-c", _FILE_PROBE.format(heavy=HEAVY), str(damaged), str(text)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "ZOO_HOME": str(tmp_path / "home")},
+    )
+    results = [line.split(maxsplit=4)[1:] for line in out.stdout.splitlines() if line.startswith("RESULT")]
+    assert len(results) == 7, out.stdout + out.stderr
+    for name, code, loaded, message in results:
+        assert code == "2", f"zoo {name}: exit {code}, {message}"
+        assert "model.safetensors" in message, f"zoo {name} does not name the file: {message}"
+        assert loaded == "-", f"zoo {name}: imported {loaded} before refusing a damaged file"

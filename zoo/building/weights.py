@@ -13,7 +13,7 @@ A file is data, never code: `load` checks the whole file (header, metadata,
 checksum) first, then rebuilds the spec from the installed registry by the
 names it records (`zoo.building.recorded`), derives the expected tensors from an
 abstract skeleton (no parameter is allocated) and demands an exact fit before
-anything is materialised.
+anything is materialised. JAX is imported only then, so a damaged file is refused before it.
 """
 
 from __future__ import annotations
@@ -26,9 +26,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import equinox as eqx
-import jax
-import jax.numpy as jnp
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
@@ -75,6 +72,8 @@ def _key_name(entry: Any) -> str:
 
 def array_paths(tree: Any, is_leaf=None) -> list[tuple[str, Any]]:
     """``(dotted path, leaf)`` for every array (or `ShapeDtypeStruct`) leaf of `tree`."""
+    import equinox as eqx
+    import jax
 
     def is_array(x: Any) -> bool:
         return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)
@@ -127,6 +126,8 @@ def _plugin_versions(spec: ModelSpec, registry: Registry | None) -> dict[str, st
 
 def model_tensors(model: Any) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """The model's arrays by dotted path, plus aliases for leaves shared by identity."""
+    import jax
+
     tensors: dict[str, np.ndarray] = {}
     aliases: dict[str, str] = {}
     seen: dict[int, str] = {}
@@ -328,6 +329,9 @@ def _spec(metadata: Mapping[str, str], registry: Registry, path: Path) -> ModelS
 
 def _skeleton(spec: ModelSpec, vocabs: Vocabularies, registry: Registry, path: Path) -> Any:
     """The model's structure with `ShapeDtypeStruct` leaves: nothing is allocated."""
+    import equinox as eqx
+    import jax
+
     from zoo.building.construct import construct
 
     try:
@@ -409,6 +413,9 @@ def rebuild(
 
 def fill(skeleton: Any, arrays: Mapping[str, np.ndarray]) -> Any:
     """Replace the shape-only leaves of `skeleton` by `arrays` (by dotted path)."""
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
 
     def is_shape(x: Any) -> bool:
         return isinstance(x, jax.ShapeDtypeStruct)

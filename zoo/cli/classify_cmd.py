@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
     from zoo.building.weights import load
 
     texts = read_inputs(args)
+    model = load(args.model)  # a damaged file is refused before JAX is imported
     from zoo.interfaces import Classifier
 
-    model = load(args.model)
     if not isinstance(model, Classifier) or "labels" not in model.vocabs:
         raise ZooError(f"{model.spec.name!r} does not classify texts; train a classifier (zoo list shows the models)")
     if args.k is not None or args.threshold is not None:

@@ -33,14 +33,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import jax
-
     from zoo.building.weights import load
     from zoo.errors import UnknownNameError
+
+    model = load(args.model)  # a damaged file is refused before JAX is imported
+    import jax
+
     from zoo.generation import generate_text
     from zoo.interfaces import LanguageModel
 
-    model = load(args.model)
     if not isinstance(model, LanguageModel):
         raise UnknownNameError(f"{model.spec.name!r} is not a language model: it cannot generate text")
     texts = generate_text(

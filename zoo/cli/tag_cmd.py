@@ -50,9 +50,9 @@ def run(args: argparse.Namespace) -> int:
     from zoo.building.weights import load
 
     sentences = [line.split() for line in read_inputs(args)]
+    model = load(args.model)  # a damaged file is refused before JAX is imported
     from zoo.interfaces import Tagger
 
-    model = load(args.model)
     if not isinstance(model, Tagger):
         raise ZooError(f"{model.spec.name!r} does not tag tokens; train a model that does (zoo list shows the models)")
     tagged = model.tag(sentences)

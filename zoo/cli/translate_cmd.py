@@ -96,9 +96,9 @@ def run(args: argparse.Namespace) -> int:
 
     options = decode_options(args)
     texts = read_inputs(args)
+    model = load(args.model)  # a damaged file is refused before JAX is imported
     from zoo.interfaces import Translator
 
-    model = load(args.model)
     if not isinstance(model, Translator):
         raise ZooError(f"{model.spec.name!r} does not translate text; it is not a sequence-to-sequence model")
     if args.replace_unk:
