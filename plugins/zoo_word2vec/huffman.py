@@ -46,40 +46,56 @@ def huffman_tree(counts: np.ndarray) -> HuffmanTree:
     counts = np.asarray(counts, dtype=np.int64)
     n = counts.size
     size = max(2 * n - 1, 0)
-    count = np.full(size, _UNSET, dtype=np.int64)
-    count[:n] = counts
-    parent = np.full(size, -1, dtype=np.int64)
-    left = np.full(size, -1, dtype=np.int64)
-    right = np.full(size, -1, dtype=np.int64)
-    binary = np.zeros(size, dtype=bool)
+    parent, left, right, binary = _merge(counts.tolist(), size)
+    offsets, nodes, codes = _leaf_paths(parent, binary, n)
+    return HuffmanTree(offsets, nodes, codes, left, right)
+
+
+def _merge(counts: list[int], size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The tree's merges over the `n` leaf `counts` (most counted first): each node's
+    ``(parent, left, right, binary)`` ``[size = 2n - 1]`` (-1 where none; `binary`: it is its
+    parent's right child). Plain lists: the loop is sequential, and list items are cheap to reach."""
+    n = len(counts)
+    count = counts + [_UNSET] * (size - n)
+    parent, left, right, binary = [-1] * size, [-1] * size, [-1] * size, [False] * size
     leaf, node = n - 1, n
     for i in range(n, size):
-        pair = []
-        for _ in range(2):
-            if leaf >= 0 and count[leaf] < count[node]:
-                pair.append(leaf)
-                leaf -= 1
-            else:
-                pair.append(node)
-                node += 1
-        left[i], right[i] = pair
-        count[i] = count[pair[0]] + count[pair[1]]
-        parent[pair[0]] = parent[pair[1]] = i
-        binary[pair[1]] = True
-    paths, codes = [], []
-    for c in range(n):
-        path, code, j = [], [], c
-        while parent[j] != -1:
-            path.append(parent[j] - n)
-            code.append(binary[j])
-            j = parent[j]
-        paths.append(path)
-        codes.append(code)
+        if leaf >= 0 and count[leaf] < count[node]:
+            first, leaf = leaf, leaf - 1
+        else:
+            first, node = node, node + 1
+        if leaf >= 0 and count[leaf] < count[node]:
+            second, leaf = leaf, leaf - 1
+        else:
+            second, node = node, node + 1
+        left[i], right[i] = first, second
+        count[i] = count[first] + count[second]
+        parent[first] = parent[second] = i
+        binary[second] = True
+    as_int = lambda values: np.array(values, dtype=np.int64)
+    return as_int(parent), as_int(left), as_int(right), np.array(binary, dtype=bool)
+
+
+def _leaf_paths(parent: np.ndarray, binary: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each leaf's path up to the root as CSR ``(offsets [n + 1], nodes, codes)``: the inner
+    nodes (numbered from 0, node ``n + i`` as ``i``) and whether the path comes from their right
+    child, leaf first. One level at a time for every leaf at once."""
+    steps, codes = [], []
+    at = np.arange(n)
+    while True:
+        up = parent[at] if at.size else at
+        if not np.any(up >= 0):
+            break
+        steps.append(up)
+        codes.append(binary[at] & (up >= 0))
+        at = np.where(up >= 0, up, at)
+    if not steps:
+        return np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    up, code = np.stack(steps, axis=1), np.stack(codes, axis=1)  # [n, depth], -1 past a path's end
+    real = up >= 0
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in paths], out=offsets[1:])
-    flat_nodes = np.fromiter((x for p in paths for x in p), dtype=np.int64, count=int(offsets[-1]))
-    flat_codes = np.fromiter((x for c in codes for x in c), dtype=np.bool_, count=int(offsets[-1]))
-    return HuffmanTree(offsets, flat_nodes, flat_codes, left, right)
+    np.cumsum(real.sum(axis=1), out=offsets[1:])
+    return offsets, up[real] - n, code[real]
 
 
 def word_paths(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
