@@ -110,7 +110,7 @@ def test_the_skipgram_kernel_is_word2vec_c_hierarchical_softmax():
     no_noise = np.zeros((0, dim), np.float32)
     args = (np.append(sentence, -1), tables.keep, tables.alias_threshold, tables.alias_index, window, 0)
     loss, pairs, raw, kept = skipgram_job(
-        ours0, NO_LOCK, no_noise, ours1, nodes, codes, False, *args, alpha, alpha, np.uint64(3)
+        ours0, NO_LOCK, no_noise, ours1, nodes, codes, False, False, *args, alpha, alpha, np.uint64(3)
     )
     expected = 0.0
     for i, center in enumerate(sentence):
@@ -133,6 +133,36 @@ def test_the_skipgram_kernel_is_word2vec_c_hierarchical_softmax():
     assert np.abs(ours0 - syn0).max() < 1e-3 < np.abs(ours0 - rng.uniform(-0.5, 0.5, syn0.shape)).max()
     assert np.abs(ours1 - syn1hs).max() < 1e-3
     assert loss == pytest.approx(expected, rel=1e-2)
+
+
+@needs_numba
+@pytest.mark.parametrize("kernel", ["skipgram", "cbow"])
+def test_word2vec_skips_a_saturated_node_where_fasttext_clips_it(kernel):
+    """Every logit at 10: word2vec.c's and gensim's hs rule (``saturated_skip``) updates
+    nothing; fastText's (clipped at 8, the full step) moves the rows of a node whose code
+    disagrees with the logit's side."""
+    from zoo_word2vec import kernels
+    from zoo_word2vec.backends import SamplingTables
+
+    counts = np.array([5, 4, 3])
+    nodes, codes = word_paths(counts)
+    assert 0 in codes[nodes >= 0] and 1 in codes[nodes >= 0]
+    tables = SamplingTables(counts, 0.0, 0.75)
+    job = np.array([0, 1, 2, 0, 2, 1, -1], dtype=np.int32)
+    rest = (job, tables.keep, tables.alias_threshold, tables.alias_index, 2, 0, 0.05, 0.05, np.uint64(1))
+    moved = {}
+    for skip in (True, False):
+        syn0 = np.full((3, 4), 1.0, np.float32)
+        syn1hs = np.full((3, 4), 2.5, np.float32)  # every logit 1 * 2.5 * 4 = 10 (CBOW's mean too)
+        start = (syn0.copy(), syn1hs.copy())
+        no_noise = np.zeros((0, 4), np.float32)
+        if kernel == "skipgram":
+            kernels.skipgram_job(syn0, NO_LOCK, no_noise, syn1hs, nodes, codes, False, skip, *rest)
+        else:
+            own = (np.arange(3, dtype=np.int32)[:, None], np.ones(3, np.int32))
+            kernels.cbow_job(syn0, NO_LOCK, no_noise, syn1hs, nodes, codes, False, True, skip, *own, *rest)
+        moved[skip] = not (np.array_equal(syn0, start[0]) and np.array_equal(syn1hs, start[1]))
+    assert moved == {True: False, False: True}
 
 
 # -- training: every architecture, both backends -------------------------------------------
@@ -187,7 +217,7 @@ def test_whole_windows_see_every_context(toy):
     job = np.append(np.arange(4000, dtype=np.int32) % 50, -1).astype(np.int32)
     tree = (np.zeros((0, 4), np.float32), np.full((1, 1), -1, np.int32), np.zeros((1, 1), np.int32))
     args = (job, tables.keep, tables.alias_threshold, tables.alias_index, 5, 2, 0.0, 0.0, 1)
-    _, pairs, raw, _ = skipgram_job(syn, NO_LOCK, syn.copy(), *tree, False, *args)
+    _, pairs, raw, _ = skipgram_job(syn, NO_LOCK, syn.copy(), *tree, False, False, *args)
     assert pairs == 10 * raw - 2 * (1 + 2 + 3 + 4 + 5)
 
 

@@ -201,6 +201,7 @@ def test_dynamic_window_averages_window_plus_one_contexts(backend):
             syn.copy(),
             *no_tree,
             True,
+            False,
             job,
             tables.keep,
             tables.alias_threshold,

@@ -133,14 +133,23 @@ def _own_rows(model: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(size, dtype=np.int32)[:, None], np.ones(size, dtype=np.int32)
 
 
+# the kernels' `saturated_skip`: word2vec's tree nodes follow word2vec.c's and gensim's rule (a
+# saturated logit updates nothing, kernels.SATURATED_LOGIT), fastText's follow fastText's (clipped)
+WORD2VEC_SKIPS_SATURATED, FASTTEXT_SKIPS_SATURATED = True, False
+
+
 _ALGORITHMS: dict[type, _Algorithm] = {
     SkipGram: _Algorithm(
-        "skipgram_job", partial(jax_step.make_step, cbow=False), lambda m: (_shrink(m),), lambda m: (), 1
+        "skipgram_job",
+        partial(jax_step.make_step, cbow=False),
+        lambda m: (_shrink(m), WORD2VEC_SKIPS_SATURATED),
+        lambda m: (),
+        1,
     ),
     CBOW: _Algorithm(
         "cbow_job",
         partial(jax_step.make_step, cbow=True),
-        lambda m: (_shrink(m), _cbow_mean(m), *_own_rows(m)),
+        lambda m: (_shrink(m), _cbow_mean(m), WORD2VEC_SKIPS_SATURATED, *_own_rows(m)),
         lambda m: (),
         1,
         cbow=True,
@@ -155,7 +164,7 @@ _ALGORITHMS: dict[type, _Algorithm] = {
     FastTextCBOW: _Algorithm(
         "cbow_job",
         partial(jax_step.make_step, cbow=True, subwords=True),
-        lambda m: (_shrink(m), _cbow_mean(m), *_subword_tables(m)),
+        lambda m: (_shrink(m), _cbow_mean(m), FASTTEXT_SKIPS_SATURATED, *_subword_tables(m)),
         _subword_tables,
         FASTTEXT_STREAMS,
         cbow=True,

@@ -55,6 +55,9 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 
 SIGMOID_BINS = 2048
 MAX_LOGIT = 8.0
+SATURATED_LOGIT = 6.0
+"""word2vec.c's and gensim's MAX_EXP: with `saturated_skip`, a tree node whose logit is at least
+this far from 0 gets no update (fastText's rule, the default, clips at `MAX_LOGIT` and updates)."""
 
 
 @njit(cache=True)
@@ -125,20 +128,21 @@ def negative_sampling(hidden, grad_hidden, syn1, target, negative, alpha, state,
             if word == target:
                 continue
             label = 0.0
-        loss += output_update(hidden, grad_hidden, syn1[word], label, alpha)
+        loss += output_update(hidden, grad_hidden, syn1[word], label, alpha, False)
     return state, loss
 
 
 @njit(nogil=True, inline="always")
-def tree_softmax(hidden, grad_hidden, syn1hs, nodes, codes, alpha):
+def tree_softmax(hidden, grad_hidden, syn1hs, nodes, codes, alpha, saturated_skip):
     """Hierarchical softmax for one target: `hidden` against the nodes of its path `nodes`
-    (-1 past its end) towards its `codes`; adds to `grad_hidden`, updates the node rows; returns the loss."""
+    (-1 past its end) towards its `codes`; adds to `grad_hidden`, updates the node rows; returns the
+    loss. `saturated_skip`: word2vec.c's rule, no update at a node with ``|logit| >= SATURATED_LOGIT``."""
     loss = 0.0
     for d in range(nodes.shape[0]):
         node = nodes[d]
         if node < 0:
             break
-        loss += output_update(hidden, grad_hidden, syn1hs[node], np.float64(codes[d]), alpha)
+        loss += output_update(hidden, grad_hidden, syn1hs[node], np.float64(codes[d]), alpha, saturated_skip)
     return loss
 
 
@@ -160,13 +164,16 @@ def _reach(window, shrink, state):
 
 
 @njit(nogil=True, inline="always")
-def output_update(hidden, grad_hidden, row, label, alpha):
+def output_update(hidden, grad_hidden, row, label, alpha, saturated_skip):
     """One output `row` against `hidden` with `label` (1: the target, 0: noise): adds the step
-    (times -alpha) to `grad_hidden`, updates `row` in place; returns the pair's loss."""
+    (times -alpha) to `grad_hidden`, updates `row` in place; returns the pair's loss. With
+    `saturated_skip`, a logit with ``|f| >= SATURATED_LOGIT`` updates nothing."""
     f = np.float32(0.0)
     for k in range(hidden.shape[0]):
         f += hidden[k] * row[k]
     g, pair_loss = _logistic_step(f, label, alpha)
+    if saturated_skip and (f >= SATURATED_LOGIT or f <= -SATURATED_LOGIT):
+        return pair_loss
     g32 = np.float32(g)
     for k in range(hidden.shape[0]):
         grad_hidden[k] += g32 * row[k]
@@ -197,6 +204,7 @@ def skipgram_job(
     tree_nodes,
     tree_codes,
     shrink,
+    saturated_skip,
     words,
     keep_threshold,
     alias_threshold,
@@ -220,7 +228,8 @@ def skipgram_job(
 
     - `syn0`: ``[V, D]`` float32 input matrix; `lock`: its rows' update factors (see the
       module); `syn1`, `syn1hs`: the output layer (see the module), all updated in place;
-      `tree_nodes`, `tree_codes`: the paths; `shrink`: windows drawn from 1..window.
+      `tree_nodes`, `tree_codes`: the paths; `shrink`: windows drawn from 1..window;
+      `saturated_skip`: the tree's nodes follow word2vec.c's rule (`tree_softmax`).
     - `words`: ``[n]`` int32 ids, -1 between sentences.
     - `keep_threshold`: ``[V]`` uint32 subsampling thresholds; `alias_threshold`,
       `alias_index`: the noise alias table.
@@ -238,7 +247,8 @@ def skipgram_job(
     outputs = np.empty(max(n_out, 1), dtype=np.int64)
     grad_in = np.empty((2 * window, dim), dtype=np.float32)
     grad_out = np.empty((max(n_out, 1), dim), dtype=np.float32)
-    grad_tree = np.empty((tree_nodes.shape[1], dim), dtype=np.float32)
+    scale = np.empty((2 * window, tree_nodes.shape[1]), dtype=np.float32)
+    context_rows = np.empty(2 * window, dtype=np.int64)
     n = words.shape[0]
     loss, pairs, raw, effective, start = 0.0, 0, 0, 0, 0
     while start < n:
@@ -261,7 +271,19 @@ def skipgram_job(
                 loss += _window_block(syn0, syn1, kept, lo, hi, i, outputs, n_out, grad_in, grad_out, alpha)
             if hs:
                 loss += _tree_block(
-                    syn0, syn1hs, tree_nodes[kept[i]], tree_codes[kept[i]], kept, lo, hi, i, grad_in, grad_tree, alpha
+                    syn0,
+                    syn1hs,
+                    tree_nodes[kept[i]],
+                    tree_codes[kept[i]],
+                    kept,
+                    lo,
+                    hi,
+                    i,
+                    grad_in,
+                    context_rows,
+                    scale,
+                    alpha,
+                    saturated_skip,
                 )
             a = 0
             for j in range(lo, hi):
@@ -314,40 +336,105 @@ def _window_block(syn0, syn1, kept, lo, hi, center, outputs, n_out, grad_in, gra
 
 
 @njit(nogil=True, inline="always")
-def _tree_block(syn0, syn1hs, nodes, codes, kept, lo, hi, center, grad_in, grad_tree, alpha):
+def _tree_block(syn0, syn1hs, nodes, codes, kept, lo, hi, center, grad_in, rows, scale, alpha, saturated_skip):
     """Score contexts ``kept[lo:hi]`` (all but `center`) against the nodes of the center's path:
-    add their input gradients to `grad_in`, update the node rows; return the loss."""
-    dim = syn0.shape[1]
+    add their input gradients to `grad_in`, update the node rows; return the loss
+    (`saturated_skip`: as `tree_softmax`).
+
+    The block is three small products, contexts ``X [c, D]`` and path rows ``Y [L, D]``: the
+    logits ``X Y^T``, then ``grad_in += G Y`` and ``Y += G^T X`` with the gradient scales
+    ``G [c, L]`` (in `scale`, ``[2 * window, depth]``; the contexts' row ids go in `rows`
+    ``[2 * window]``), each looping over four rows at a time so every row loaded serves four pairs."""
     depth = 0
     while depth < nodes.shape[0] and nodes[depth] >= 0:
         depth += 1
-    grad_tree[:depth, :] = 0.0
-    loss = 0.0
+    count = hi - lo - 1
     a = 0
     for j in range(lo, hi):
-        if j == center:
-            continue
-        x = syn0[kept[j]]
-        gx = grad_in[a]
-        for d in range(depth):
-            y = syn1hs[nodes[d]]
-            f = np.float32(0.0)
-            for k in range(dim):
-                f += x[k] * y[k]
-            g, pair_loss = _logistic_step(f, np.float64(codes[d]), alpha)
+        if j != center:
+            rows[a] = kept[j]
+            a += 1
+    loss = 0.0
+    for a in range(count):
+        loss += _path_scales(syn0[rows[a]], syn1hs, nodes, codes, depth, scale[a], alpha, saturated_skip)
+    for a in range(count):
+        _add_rows(grad_in[a], syn1hs, nodes, scale[a], depth)
+    _add_to_rows(syn1hs, nodes, depth, syn0, rows, count, scale)
+    return loss
+
+
+@njit(nogil=True, inline="always")
+def _path_scales(x, syn1hs, nodes, codes, depth, out, alpha, saturated_skip):
+    """``out[d]`` = the gradient scale of context row `x` ``[D]`` at node ``nodes[d]`` (0 where
+    `saturated_skip` skips it), for ``d < depth``, four nodes at a time; returns the loss."""
+    dim = x.shape[0]
+    loss = 0.0
+    d = 0
+    while d < depth:
+        n = min(4, depth - d)
+        y0 = syn1hs[nodes[d]]
+        y1 = syn1hs[nodes[d + 1 if n > 1 else d]]
+        y2 = syn1hs[nodes[d + 2 if n > 2 else d]]
+        y3 = syn1hs[nodes[d + 3 if n > 3 else d]]
+        f0 = f1 = f2 = f3 = np.float32(0.0)
+        for k in range(dim):
+            xk = x[k]
+            f0 += xk * y0[k]
+            f1 += xk * y1[k]
+            f2 += xk * y2[k]
+            f3 += xk * y3[k]
+        for i in range(n):
+            f = f0 if i == 0 else f1 if i == 1 else f2 if i == 2 else f3
+            g, pair_loss = _logistic_step(f, np.float64(codes[d + i]), alpha)
             loss += pair_loss
-            g32 = np.float32(g)
-            gy = grad_tree[d]
-            for k in range(dim):
-                gx[k] += g32 * y[k]
-                gy[k] += g32 * x[k]
-        a += 1
+            if saturated_skip and (f >= SATURATED_LOGIT or f <= -SATURATED_LOGIT):
+                g = 0.0
+            out[d + i] = np.float32(g)
+        d += n
+    return loss
+
+
+@njit(nogil=True, inline="always")
+def _add_rows(target, matrix, ids, weights, count):
+    """``target [D] += sum over i < count of weights[i] * matrix[ids[i]]``, four rows at a time."""
+    dim = target.shape[0]
+    i = 0
+    while i < count:
+        n = min(4, count - i)
+        r0 = matrix[ids[i]]
+        r1 = matrix[ids[i + 1 if n > 1 else i]]
+        r2 = matrix[ids[i + 2 if n > 2 else i]]
+        r3 = matrix[ids[i + 3 if n > 3 else i]]
+        w0 = weights[i]
+        w1 = weights[i + 1] if n > 1 else np.float32(0.0)
+        w2 = weights[i + 2] if n > 2 else np.float32(0.0)
+        w3 = weights[i + 3] if n > 3 else np.float32(0.0)
+        for k in range(dim):
+            target[k] += w0 * r0[k] + w1 * r1[k] + w2 * r2[k] + w3 * r3[k]
+        i += n
+
+
+@njit(nogil=True, inline="always")
+def _add_to_rows(syn1hs, nodes, depth, syn0, rows, count, scale):
+    """``syn1hs[nodes[d]] += sum over a < count of scale[a, d] * syn0[rows[a]]`` for ``d < depth``:
+    each node row gets its gradient over the block's contexts, four contexts at a time."""
+    dim = syn0.shape[1]
     for d in range(depth):
         y = syn1hs[nodes[d]]
-        gy = grad_tree[d]
-        for k in range(dim):
-            y[k] += gy[k]
-    return loss
+        a = 0
+        while a < count:
+            n = min(4, count - a)
+            x0 = syn0[rows[a]]
+            x1 = syn0[rows[a + 1 if n > 1 else a]]
+            x2 = syn0[rows[a + 2 if n > 2 else a]]
+            x3 = syn0[rows[a + 3 if n > 3 else a]]
+            w0 = scale[a, d]
+            w1 = scale[a + 1, d] if n > 1 else np.float32(0.0)
+            w2 = scale[a + 2, d] if n > 2 else np.float32(0.0)
+            w3 = scale[a + 3, d] if n > 3 else np.float32(0.0)
+            for k in range(dim):
+                y[k] += w0 * x0[k] + w1 * x1[k] + w2 * x2[k] + w3 * x3[k]
+            a += n
 
 
 @njit(nogil=True, fastmath=True, cache=True)
@@ -360,6 +447,7 @@ def cbow_job(
     tree_codes,
     shrink,
     cbow_mean,
+    saturated_skip,
     subwords,
     subword_counts,
     words,
@@ -381,7 +469,7 @@ def cbow_job(
     scored against the center and `negative` noise words and, with hierarchical softmax, the
     center's path; every context row then receives the whole hidden-layer gradient, as in
     word2vec.c and fastText (divided by the rows' number for a sum, as gensim). Other
-    arguments as `skipgram_job`.
+    arguments as `skipgram_job` (`saturated_skip`: word2vec's tree rule, off for FastText CBOW).
     """
     state = np.uint64(seed)
     dim = syn0.shape[1]
@@ -424,7 +512,8 @@ def cbow_job(
                 )
                 loss += example_loss
             if hs:
-                loss += tree_softmax(hidden, grad, syn1hs, tree_nodes[kept[i]], tree_codes[kept[i]], alpha)
+                nodes, codes = tree_nodes[kept[i]], tree_codes[kept[i]]
+                loss += tree_softmax(hidden, grad, syn1hs, nodes, codes, alpha, saturated_skip)
             if not cbow_mean:
                 for k in range(dim):
                     grad[k] *= scale
@@ -562,9 +651,9 @@ def fasttext_job(
                         if other < 0:
                             continue
                         label = 0.0
-                    loss += output_update(hidden, grad, syn1[other], label, alpha)
-                if hs:
-                    loss += tree_softmax(hidden, grad, syn1hs, tree_nodes[target], tree_codes[target], alpha)
+                    loss += output_update(hidden, grad, syn1[other], label, alpha, False)
+                if hs:  # fastText's rule: clipped, never skipped
+                    loss += tree_softmax(hidden, grad, syn1hs, tree_nodes[target], tree_codes[target], alpha, False)
                 for k in range(dim):
                     total[k] += grad[k]
                     hidden[k] += moves * grad[k]
