@@ -39,6 +39,7 @@ __all__ = [
     "LOSS_NS",
     "LOSS_OVA",
     "LOSS_SOFTMAX",
+    "dense_buckets",
     "map_buckets",
     "mean_rows",
     "stored_buckets",
@@ -247,10 +248,30 @@ def uniform_rows(out, rows, bound, seed):
             row[k] = np.float32(np.int32(z >> np.uint32(8))) * scale - np.float32(bound)
 
 
-@njit(nogil=True, cache=True)
-def stored_buckets(rows, nwords, bucket):
+def stored_buckets(rows: np.ndarray, nwords: int, bucket: int) -> tuple[np.ndarray, np.ndarray]:
     """The buckets `rows` (fastText's layout: ``nwords + b``) use, sorted, and `rows` with each
-    bucket row renumbered to ``nwords + `` its position among them: ``(buckets [k], rows [R])``."""
+    bucket row renumbered to ``nwords + `` its position among them: ``(buckets [k], rows [R])``.
+
+    A table of `bucket` flags finds them in one pass when `bucket` is not much more than the rows
+    (`dense_buckets`); a sort of the rows does past that, so a huge `bucket` over a few lines costs
+    memory in proportion to the lines, not to `bucket`."""
+    if dense_buckets(bucket, rows.shape[0]):
+        return _stored_buckets_dense(rows, nwords, bucket)
+    hashed = rows >= nwords
+    kept, position = np.unique(rows[hashed] - nwords, return_inverse=True)
+    mapped = rows.copy()
+    mapped[hashed] = nwords + position.reshape(-1)
+    return kept.astype(np.int64), mapped
+
+
+def dense_buckets(bucket: int, rows: int) -> bool:
+    """Whether `stored_buckets` keeps a table of `bucket` entries (12 bytes each) for `rows` rows."""
+    return bucket <= max(1 << 22, 4 * rows)
+
+
+@njit(nogil=True, cache=True)
+def _stored_buckets_dense(rows, nwords, bucket):
+    """`stored_buckets` with a flag and a position for every bucket."""
     seen = np.zeros(bucket, dtype=np.int32)
     for r in range(rows.shape[0]):
         if rows[r] >= nwords:

@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 from zoo.plugin_api import DataError, ModelSpec, build_from_spec, check_memory
-from zoo_word2vec.classifier.kernels import stored_buckets, uniform_rows
+from zoo_word2vec.classifier.kernels import dense_buckets, stored_buckets, uniform_rows
 from zoo_word2vec.classifier.model import hashed_rows
 
 __all__ = ["aligned", "starting_point"]
@@ -63,15 +63,15 @@ def _output(model: Any, seed: int) -> np.ndarray:
 
 def _check_start_memory(model: Any, rows: np.ndarray, nwords: int, buckets: int, dim: int) -> None:
     """Refuse, before allocating, a start that passes the memory budget: the input rows (the words'
-    and at most every bucket the lines use), the output rows, and `stored_buckets`' two tables
-    of `bucket` entries."""
+    and at most every bucket the lines use), the output rows, and `stored_buckets`' work: two
+    tables of `bucket` entries, or a sorted copy of the rows."""
     used = min(buckets, int(rows.size)) if model.bucket_ids is None or buckets == 0 else buckets
     inputs = (nwords + used) * dim * 4 if model.bucket_ids is not None or buckets else nwords * dim * 4
     if model.bucket_ids is None and not isinstance(model.input, jax.ShapeDtypeStruct):
         inputs = int(np.prod(model.input.shape, dtype=np.float64)) * 4
     outputs = int(np.prod(model.output.shape, dtype=np.float64)) * 4
     check_memory(
-        inputs + outputs + 12 * buckets,
+        inputs + outputs + 12 * (buckets if dense_buckets(buckets, int(rows.size)) else int(rows.size)),
         f"training the classifier ({nwords} words + up to {used} of bucket={buckets} n-gram rows, dim={dim}, "
         f"{model.output.shape[0]} output rows)",
     )
