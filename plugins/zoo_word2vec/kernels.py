@@ -249,6 +249,7 @@ def skipgram_job(
     grad_out = np.empty((max(n_out, 1), dim), dtype=np.float32)
     scale = np.empty((2 * window, tree_nodes.shape[1]), dtype=np.float32)
     context_rows = np.empty(2 * window, dtype=np.int64)
+    spare = np.empty(dim, dtype=np.float32)
     n = words.shape[0]
     loss, pairs, raw, effective, start = 0.0, 0, 0, 0, 0
     while start < n:
@@ -282,6 +283,7 @@ def skipgram_job(
                     grad_in,
                     context_rows,
                     scale,
+                    spare,
                     alpha,
                     saturated_skip,
                 )
@@ -336,105 +338,125 @@ def _window_block(syn0, syn1, kept, lo, hi, center, outputs, n_out, grad_in, gra
 
 
 @njit(nogil=True, inline="always")
-def _tree_block(syn0, syn1hs, nodes, codes, kept, lo, hi, center, grad_in, rows, scale, alpha, saturated_skip):
+def _tree_block(syn0, syn1hs, nodes, codes, kept, lo, hi, center, grad_in, rows, scale, spare, alpha, saturated_skip):
     """Score contexts ``kept[lo:hi]`` (all but `center`) against the nodes of the center's path:
     add their input gradients to `grad_in`, update the node rows; return the loss
     (`saturated_skip`: as `tree_softmax`).
 
-    The block is three small products, contexts ``X [c, D]`` and path rows ``Y [L, D]``: the
-    logits ``X Y^T``, then ``grad_in += G Y`` and ``Y += G^T X`` with the gradient scales
-    ``G [c, L]`` (in `scale`, ``[2 * window, depth]``; the contexts' row ids go in `rows`
-    ``[2 * window]``), each looping over four rows at a time so every row loaded serves four pairs."""
+    The block is three small products of the contexts' rows ``X [c, D]`` and the path's rows
+    ``Y [L, D]``: the logits ``X Y^T`` give the gradient scales ``G [c, L]`` (in `scale`,
+    ``[2 * window, depth]``), then ``grad_in += G Y`` and ``Y += G^T X``. Each runs over tiles of
+    2 x 4 rows, so a row loaded serves several pairs (the update of one row after another,
+    reloading both for every pair, was bound by loads). `rows` ``[2 * window]`` receives the
+    contexts' row ids; `spare` ``[D]`` stands for the missing row of a partial tile."""
     depth = 0
     while depth < nodes.shape[0] and nodes[depth] >= 0:
         depth += 1
-    count = hi - lo - 1
-    a = 0
+    count = 0
     for j in range(lo, hi):
         if j != center:
-            rows[a] = kept[j]
-            a += 1
+            rows[count] = kept[j]
+            count += 1
     loss = 0.0
-    for a in range(count):
-        loss += _path_scales(syn0[rows[a]], syn1hs, nodes, codes, depth, scale[a], alpha, saturated_skip)
-    for a in range(count):
-        _add_rows(grad_in[a], syn1hs, nodes, scale[a], depth)
-    _add_to_rows(syn1hs, nodes, depth, syn0, rows, count, scale)
-    return loss
-
-
-@njit(nogil=True, inline="always")
-def _path_scales(x, syn1hs, nodes, codes, depth, out, alpha, saturated_skip):
-    """``out[d]`` = the gradient scale of context row `x` ``[D]`` at node ``nodes[d]`` (0 where
-    `saturated_skip` skips it), for ``d < depth``, four nodes at a time; returns the loss."""
-    dim = x.shape[0]
-    loss = 0.0
-    d = 0
-    while d < depth:
-        n = min(4, depth - d)
-        y0 = syn1hs[nodes[d]]
-        y1 = syn1hs[nodes[d + 1 if n > 1 else d]]
-        y2 = syn1hs[nodes[d + 2 if n > 2 else d]]
-        y3 = syn1hs[nodes[d + 3 if n > 3 else d]]
-        f0 = f1 = f2 = f3 = np.float32(0.0)
-        for k in range(dim):
-            xk = x[k]
-            f0 += xk * y0[k]
-            f1 += xk * y1[k]
-            f2 += xk * y2[k]
-            f3 += xk * y3[k]
-        for i in range(n):
-            f = f0 if i == 0 else f1 if i == 1 else f2 if i == 2 else f3
-            g, pair_loss = _logistic_step(f, np.float64(codes[d + i]), alpha)
-            loss += pair_loss
-            if saturated_skip and (f >= SATURATED_LOGIT or f <= -SATURATED_LOGIT):
-                g = 0.0
-            out[d + i] = np.float32(g)
-        d += n
-    return loss
-
-
-@njit(nogil=True, inline="always")
-def _add_rows(target, matrix, ids, weights, count):
-    """``target [D] += sum over i < count of weights[i] * matrix[ids[i]]``, four rows at a time."""
-    dim = target.shape[0]
-    i = 0
-    while i < count:
-        n = min(4, count - i)
-        r0 = matrix[ids[i]]
-        r1 = matrix[ids[i + 1 if n > 1 else i]]
-        r2 = matrix[ids[i + 2 if n > 2 else i]]
-        r3 = matrix[ids[i + 3 if n > 3 else i]]
-        w0 = weights[i]
-        w1 = weights[i + 1] if n > 1 else np.float32(0.0)
-        w2 = weights[i + 2] if n > 2 else np.float32(0.0)
-        w3 = weights[i + 3] if n > 3 else np.float32(0.0)
-        for k in range(dim):
-            target[k] += w0 * r0[k] + w1 * r1[k] + w2 * r2[k] + w3 * r3[k]
-        i += n
-
-
-@njit(nogil=True, inline="always")
-def _add_to_rows(syn1hs, nodes, depth, syn0, rows, count, scale):
-    """``syn1hs[nodes[d]] += sum over a < count of scale[a, d] * syn0[rows[a]]`` for ``d < depth``:
-    each node row gets its gradient over the block's contexts, four contexts at a time."""
-    dim = syn0.shape[1]
-    for d in range(depth):
-        y = syn1hs[nodes[d]]
-        a = 0
-        while a < count:
+    for a in range(0, count, 2):
+        loss += _scale_tile(syn0, syn1hs, nodes, codes, depth, rows, a, min(2, count - a), scale, alpha, saturated_skip)
+    zero = np.float32(0.0)
+    for a in range(0, count, 2):  # grad_in += G Y
+        two = a + 1 < count
+        first, second = grad_in[a], grad_in[a + 1] if two else spare
+        for d in range(0, depth, 4):
+            n = min(4, depth - d)
+            w0 = _weights4(scale, a, d, n, 1, zero)
+            w1 = _weights4(scale, a + 1, d, n if two else 0, 1, zero)
+            ys = _rows4(syn1hs, nodes, d, n)
+            _add_tile(first, second, ys[0], ys[1], ys[2], ys[3], w0, w1)
+    for d in range(0, depth, 2):  # Y += G^T X
+        two = d + 1 < depth
+        first, second = syn1hs[nodes[d]], syn1hs[nodes[d + 1]] if two else spare
+        for a in range(0, count, 4):
             n = min(4, count - a)
-            x0 = syn0[rows[a]]
-            x1 = syn0[rows[a + 1 if n > 1 else a]]
-            x2 = syn0[rows[a + 2 if n > 2 else a]]
-            x3 = syn0[rows[a + 3 if n > 3 else a]]
-            w0 = scale[a, d]
-            w1 = scale[a + 1, d] if n > 1 else np.float32(0.0)
-            w2 = scale[a + 2, d] if n > 2 else np.float32(0.0)
-            w3 = scale[a + 3, d] if n > 3 else np.float32(0.0)
-            for k in range(dim):
-                y[k] += w0 * x0[k] + w1 * x1[k] + w2 * x2[k] + w3 * x3[k]
-            a += n
+            w0 = _weights4(scale, a, d, n, 0, zero)
+            w1 = _weights4(scale, a, d + 1, n if two else 0, 0, zero)
+            xs = _rows4(syn0, rows, a, n)
+            _add_tile(first, second, xs[0], xs[1], xs[2], xs[3], w0, w1)
+    return loss
+
+
+@njit(nogil=True, inline="always")
+def _rows4(matrix, ids, start, n):
+    """Rows ``matrix[ids[start + i]]`` for ``i < 4``; past the `n` real ones, the first again."""
+    return (
+        matrix[ids[start]],
+        matrix[ids[start + 1 if n > 1 else start]],
+        matrix[ids[start + 2 if n > 2 else start]],
+        matrix[ids[start + 3 if n > 3 else start]],
+    )
+
+
+@njit(nogil=True, inline="always")
+def _weights4(scale, a, d, n, along_nodes, zero):
+    """Four entries of `scale` from ``[a, d]`` along the nodes (`along_nodes`) or the contexts,
+    `zero` past the first `n`."""
+    if along_nodes:
+        return (
+            scale[a, d] if n > 0 else zero,
+            scale[a, d + 1] if n > 1 else zero,
+            scale[a, d + 2] if n > 2 else zero,
+            scale[a, d + 3] if n > 3 else zero,
+        )
+    return (
+        scale[a, d] if n > 0 else zero,
+        scale[a + 1, d] if n > 1 else zero,
+        scale[a + 2, d] if n > 2 else zero,
+        scale[a + 3, d] if n > 3 else zero,
+    )
+
+
+@njit(nogil=True, inline="always")
+def _add_tile(first, second, r0, r1, r2, r3, w0, w1):
+    """``first += sum_i w0[i] * r_i`` and ``second += sum_i w1[i] * r_i`` over four rows ``[D]``."""
+    for k in range(first.shape[0]):
+        p, q, r, t = r0[k], r1[k], r2[k], r3[k]
+        first[k] += w0[0] * p + w0[1] * q + w0[2] * r + w0[3] * t
+        second[k] += w1[0] * p + w1[1] * q + w1[2] * r + w1[3] * t
+
+
+@njit(nogil=True, inline="always")
+def _pick(f0, f1, f2, f3, j):
+    """The `j`-th of four values (a branch: a tuple indexed at run time would go through memory)."""
+    return f0 if j == 0 else f1 if j == 1 else f2 if j == 2 else f3
+
+
+@njit(nogil=True, inline="always")
+def _scale_tile(syn0, syn1hs, nodes, codes, depth, rows, a, m, scale, alpha, saturated_skip):
+    """``scale[a + i, d]``, the gradient scale of context row ``rows[a + i]`` (``i < m``, m <= 2)
+    at node ``nodes[d]``, for every ``d < depth``, 2 contexts x 4 nodes at a time (0 where
+    `saturated_skip` skips the node); returns the loss."""
+    loss = 0.0
+    x0, x1 = syn0[rows[a]], syn0[rows[a + 1 if m > 1 else a]]
+    for d in range(0, depth, 4):
+        n = min(4, depth - d)
+        y0, y1, y2, y3 = _rows4(syn1hs, nodes, d, n)
+        f00 = f01 = f02 = f03 = f10 = f11 = f12 = f13 = np.float32(0.0)
+        for k in range(x0.shape[0]):
+            u, v = x0[k], x1[k]
+            f00 += u * y0[k]
+            f01 += u * y1[k]
+            f02 += u * y2[k]
+            f03 += u * y3[k]
+            f10 += v * y0[k]
+            f11 += v * y1[k]
+            f12 += v * y2[k]
+            f13 += v * y3[k]
+        for i in range(m):
+            for j in range(n):
+                f = _pick(f00, f01, f02, f03, j) if i == 0 else _pick(f10, f11, f12, f13, j)
+                g, pair_loss = _logistic_step(f, np.float64(codes[d + j]), alpha)
+                loss += pair_loss
+                if saturated_skip and (f >= SATURATED_LOGIT or f <= -SATURATED_LOGIT):
+                    g = 0.0
+                scale[a + i, d + j] = np.float32(g)
+    return loss
 
 
 @njit(nogil=True, fastmath=True, cache=True)
