@@ -219,6 +219,48 @@ def test_dynamic_window_averages_window_plus_one_contexts(backend):
     assert abs(pairs / raw - (window + 1)) < 0.1
 
 
+@needs_numba
+def test_the_skipgram_kernel_is_the_window_block_of_negative_sampling():
+    """Whole windows, no subsampling, every noise draw the same word: the kernel's updates
+    against the window block written out in NumPy (each context against the center and the
+    noise words, a noise word equal to the center skipped, one listed twice updated twice, the
+    rows written at the window's end)."""
+    from zoo_word2vec import kernels
+
+    rng = np.random.default_rng(1)
+    vocab, dim, window, negative, alpha, noise = 7, 5, 2, 3, 0.1, 4
+    syn0 = rng.uniform(-0.5, 0.5, (vocab, dim)).astype(np.float32)
+    syn1 = rng.uniform(-0.5, 0.5, (vocab, dim)).astype(np.float32)
+    sentence = rng.integers(0, vocab, 25).astype(np.int32)
+    sentence[[3, 11]] = noise  # centers that are the noise word
+    keep = np.full(vocab, np.iinfo(np.uint32).max, np.uint32)
+    threshold, index = np.zeros(8, np.uint32), np.full(8, noise, np.int64)  # every draw: `noise`
+    ours0, ours1 = syn0.copy(), syn1.copy()
+    no_tree = (np.zeros((0, dim), np.float32), np.full((1, 1), -1, np.int32), np.zeros((1, 1), np.int32))
+    rest = (np.append(sentence, -1), keep, threshold, index, window, negative, alpha, alpha, np.uint64(5))
+    loss, pairs, _, _ = kernels.skipgram_job(ours0, np.zeros(0, np.float32), ours1, *no_tree, False, False, *rest)
+    expected = 0.0
+    for i, center in enumerate(sentence):
+        outputs = [(center, 1.0)] + [(noise, 0.0)] * (negative if center != noise else 0)
+        contexts = [sentence[j] for j in range(max(0, i - window), min(len(sentence), i + window + 1)) if j != i]
+        grad_in, grad_out = np.zeros((len(contexts), dim)), np.zeros((len(outputs), dim))
+        for a, context in enumerate(contexts):
+            for d, (word, label) in enumerate(outputs):
+                f = float(syn0[context] @ syn1[word])
+                g = (label - 1 / (1 + np.exp(-f))) * alpha
+                expected -= np.log(1 / (1 + np.exp(-f if label else f)))
+                grad_in[a] += g * syn1[word]
+                grad_out[d] += g * syn0[context]
+        for d, (word, _) in enumerate(outputs):
+            syn1[word] += grad_out[d]
+        for a, context in enumerate(contexts):
+            syn0[context] += grad_in[a]
+    assert pairs == sum(min(25, i + 3) - max(0, i - 2) - 1 for i in range(25))
+    assert np.abs(ours0 - syn0).max() < 1e-3 and np.abs(ours1 - syn1).max() < 1e-3  # σ from 2048 bins
+    assert np.abs(ours0 - rng.uniform(-0.5, 0.5, syn0.shape)).max() > 0.1
+    assert loss == pytest.approx(expected, rel=1e-2)
+
+
 def test_window_blocks_stay_inside_sentences_and_skip_dropped_words():
     tokens = np.array([10, 11, 12, -1, 13, 14, -1, -1], dtype=np.int32)
     keep = np.array([True, False, True, False, True, True, False, False])

@@ -245,10 +245,10 @@ def skipgram_job(
     kept = np.empty(words.shape[0], dtype=np.int64)
     n_out = negative + 1 if syn1.shape[0] > 0 else 0
     outputs = np.empty(max(n_out, 1), dtype=np.int64)
+    labels = np.empty(max(n_out, 1), dtype=np.float32)
     grad_in = np.empty((2 * window, dim), dtype=np.float32)
-    grad_out = np.empty((max(n_out, 1), dim), dtype=np.float32)
-    scale = np.empty((2 * window, tree_nodes.shape[1]), dtype=np.float32)
-    context_rows = np.empty(2 * window, dtype=np.int64)
+    scale = np.empty((2 * window, max(n_out, tree_nodes.shape[1])), dtype=np.float32)
+    rows = np.empty(2 * window, dtype=np.int64)
     spare = np.empty(dim, dtype=np.float32)
     n = words.shape[0]
     loss, pairs, raw, effective, start = 0.0, 0, 0, 0, 0
@@ -263,121 +263,71 @@ def skipgram_job(
             lo, hi = max(0, i - reach), min(n_kept, i + reach + 1)
             if hi - lo < 2:
                 continue
-            outputs[0] = kept[i]
-            for d in range(1, n_out):
-                state, outputs[d] = draw_noise(state, alias_threshold, alias_index)
-            for a in range(hi - lo - 1):
-                grad_in[a, :] = 0.0
-            if n_out > 0:
-                loss += _window_block(syn0, syn1, kept, lo, hi, i, outputs, n_out, grad_in, grad_out, alpha)
-            if hs:
-                loss += _tree_block(
-                    syn0,
-                    syn1hs,
-                    tree_nodes[kept[i]],
-                    tree_codes[kept[i]],
-                    kept,
-                    lo,
-                    hi,
-                    i,
-                    grad_in,
-                    context_rows,
-                    scale,
-                    spare,
-                    alpha,
-                    saturated_skip,
-                )
-            a = 0
+            count = 0
             for j in range(lo, hi):
-                if j == i:
-                    continue
-                x = syn0[kept[j]]
+                if j != i:
+                    rows[count] = kept[j]
+                    count += 1
+            grad_in[:count, :] = 0.0
+            if n_out > 0:
+                outputs[0], labels[0] = kept[i], 1.0
+                for d in range(1, n_out):
+                    state, outputs[d] = draw_noise(state, alias_threshold, alias_index)
+                    labels[d] = -1.0 if outputs[d] == outputs[0] else 0.0  # the center drawn as noise: skipped
+                loss += _block(syn0, syn1, outputs, labels, n_out, rows, count, grad_in, scale, spare, alpha, False)
+            if hs:
+                nodes = tree_nodes[kept[i]]
+                depth = 0
+                while depth < nodes.shape[0] and nodes[depth] >= 0:
+                    depth += 1
+                codes = tree_codes[kept[i]]
+                loss += _block(
+                    syn0, syn1hs, nodes, codes, depth, rows, count, grad_in, scale, spare, alpha, saturated_skip
+                )
+            for a in range(count):
+                x = syn0[rows[a]]
                 gx = grad_in[a]
-                factor = _lock(lock, kept[j])
+                factor = _lock(lock, rows[a])
                 for k in range(dim):
                     x[k] += factor * gx[k]
-                a += 1
             pairs += hi - lo - 1
     return loss, pairs, raw, effective
 
 
 @njit(nogil=True, inline="always")
-def _window_block(syn0, syn1, kept, lo, hi, center, outputs, n_out, grad_in, grad_out, alpha):
-    """Score contexts ``kept[lo:hi]`` (all but `center`) against ``outputs[:n_out]``: add their
-    input gradients to `grad_in`, update the output rows; return the loss."""
-    dim = syn0.shape[1]
-    grad_out[:, :] = 0.0
-    loss = 0.0
-    a = 0
-    for j in range(lo, hi):
-        if j == center:
-            continue
-        x = syn0[kept[j]]
-        gx = grad_in[a]
-        for d in range(n_out):
-            if d > 0 and outputs[d] == outputs[0]:
-                continue
-            y = syn1[outputs[d]]
-            f = np.float32(0.0)
-            for k in range(dim):
-                f += x[k] * y[k]
-            g, pair_loss = _logistic_step(f, 1.0 if d == 0 else 0.0, alpha)
-            loss += pair_loss
-            g32 = np.float32(g)
-            gy = grad_out[d]
-            for k in range(dim):
-                gx[k] += g32 * y[k]
-                gy[k] += g32 * x[k]
-        a += 1
-    for d in range(n_out):
-        y = syn1[outputs[d]]
-        gy = grad_out[d]
-        for k in range(dim):
-            y[k] += gy[k]
-    return loss
+def _block(syn0, out, ids, labels, n, rows, count, grad_in, scale, spare, alpha, saturated_skip):
+    """A window's block: the contexts' input rows ``syn0[rows[:count]]`` (X ``[c, D]``) against
+    the output rows ``out[ids[:n]]`` (Y ``[n, D]``: the center and its noise words, or the nodes
+    of the center's path) towards `labels` ``[n]`` (1, 0; below 0: skipped). Adds the contexts'
+    gradients to `grad_in`, updates the output rows; returns the loss (`saturated_skip`: as
+    `tree_softmax`).
 
-
-@njit(nogil=True, inline="always")
-def _tree_block(syn0, syn1hs, nodes, codes, kept, lo, hi, center, grad_in, rows, scale, spare, alpha, saturated_skip):
-    """Score contexts ``kept[lo:hi]`` (all but `center`) against the nodes of the center's path:
-    add their input gradients to `grad_in`, update the node rows; return the loss
-    (`saturated_skip`: as `tree_softmax`).
-
-    The block is three small products of the contexts' rows ``X [c, D]`` and the path's rows
-    ``Y [L, D]``: the logits ``X Y^T`` give the gradient scales ``G [c, L]`` (in `scale`,
-    ``[2 * window, depth]``), then ``grad_in += G Y`` and ``Y += G^T X``. Each runs over tiles of
-    2 x 4 rows, so a row loaded serves several pairs (the update of one row after another,
-    reloading both for every pair, was bound by loads). `rows` ``[2 * window]`` receives the
-    contexts' row ids; `spare` ``[D]`` stands for the missing row of a partial tile."""
-    depth = 0
-    while depth < nodes.shape[0] and nodes[depth] >= 0:
-        depth += 1
-    count = 0
-    for j in range(lo, hi):
-        if j != center:
-            rows[count] = kept[j]
-            count += 1
+    Three small products: the logits ``X Y^T`` give the gradient scales ``G [c, n]`` (in
+    `scale`, ``[2 * window, >= n]``), then ``grad_in += G Y`` and ``Y += G^T X``, each over tiles
+    of 2 x 4 rows so a row loaded serves several pairs (updating pair after pair, reloading
+    both rows each time, was bound by loads). `spare` ``[D]`` stands for a partial tile's
+    missing row. An output row listed twice gets both updates."""
     loss = 0.0
     for a in range(0, count, 2):
-        loss += _scale_tile(syn0, syn1hs, nodes, codes, depth, rows, a, min(2, count - a), scale, alpha, saturated_skip)
+        loss += _scale_tile(syn0, out, ids, labels, n, rows, a, min(2, count - a), scale, alpha, saturated_skip)
     zero = np.float32(0.0)
     for a in range(0, count, 2):  # grad_in += G Y
         two = a + 1 < count
         first, second = grad_in[a], grad_in[a + 1] if two else spare
-        for d in range(0, depth, 4):
-            n = min(4, depth - d)
-            w0 = _weights4(scale, a, d, n, 1, zero)
-            w1 = _weights4(scale, a + 1, d, n if two else 0, 1, zero)
-            ys = _rows4(syn1hs, nodes, d, n)
+        for d in range(0, n, 4):
+            m = min(4, n - d)
+            w0 = _weights4(scale, a, d, m, 1, zero)
+            w1 = _weights4(scale, a + 1, d, m if two else 0, 1, zero)
+            ys = _rows4(out, ids, d, m)
             _add_tile(first, second, ys[0], ys[1], ys[2], ys[3], w0, w1)
-    for d in range(0, depth, 2):  # Y += G^T X
-        two = d + 1 < depth
-        first, second = syn1hs[nodes[d]], syn1hs[nodes[d + 1]] if two else spare
+    for d in range(0, n, 2):  # Y += G^T X
+        two = d + 1 < n
+        first, second = out[ids[d]], out[ids[d + 1]] if two else spare
         for a in range(0, count, 4):
-            n = min(4, count - a)
-            w0 = _weights4(scale, a, d, n, 0, zero)
-            w1 = _weights4(scale, a, d + 1, n if two else 0, 0, zero)
-            xs = _rows4(syn0, rows, a, n)
+            m = min(4, count - a)
+            w0 = _weights4(scale, a, d, m, 0, zero)
+            w1 = _weights4(scale, a, d + 1, m if two else 0, 0, zero)
+            xs = _rows4(syn0, rows, a, m)
             _add_tile(first, second, xs[0], xs[1], xs[2], xs[3], w0, w1)
     return loss
 
@@ -428,15 +378,16 @@ def _pick(f0, f1, f2, f3, j):
 
 
 @njit(nogil=True, inline="always")
-def _scale_tile(syn0, syn1hs, nodes, codes, depth, rows, a, m, scale, alpha, saturated_skip):
-    """``scale[a + i, d]``, the gradient scale of context row ``rows[a + i]`` (``i < m``, m <= 2)
-    at node ``nodes[d]``, for every ``d < depth``, 2 contexts x 4 nodes at a time (0 where
-    `saturated_skip` skips the node); returns the loss."""
+def _scale_tile(syn0, out, ids, labels, depth, rows, a, m, scale, alpha, saturated_skip):
+    """``scale[a + i, d]``, the gradient scale of context row ``syn0[rows[a + i]]`` (``i < m``,
+    m <= 2) at output row ``out[ids[d]]`` towards ``labels[d]``, for every ``d < depth``, 2
+    contexts x 4 outputs at a time (0 where the label is below 0 or `saturated_skip` skips the
+    logit); returns the loss."""
     loss = 0.0
     x0, x1 = syn0[rows[a]], syn0[rows[a + 1 if m > 1 else a]]
     for d in range(0, depth, 4):
         n = min(4, depth - d)
-        y0, y1, y2, y3 = _rows4(syn1hs, nodes, d, n)
+        y0, y1, y2, y3 = _rows4(out, ids, d, n)
         f00 = f01 = f02 = f03 = f10 = f11 = f12 = f13 = np.float32(0.0)
         for k in range(x0.shape[0]):
             u, v = x0[k], x1[k]
@@ -451,7 +402,11 @@ def _scale_tile(syn0, syn1hs, nodes, codes, depth, rows, a, m, scale, alpha, sat
         for i in range(m):
             for j in range(n):
                 f = _pick(f00, f01, f02, f03, j) if i == 0 else _pick(f10, f11, f12, f13, j)
-                g, pair_loss = _logistic_step(f, np.float64(codes[d + j]), alpha)
+                label = np.float64(labels[d + j])
+                if label < 0.0:
+                    scale[a + i, d + j] = 0.0
+                    continue
+                g, pair_loss = _logistic_step(f, label, alpha)
                 loss += pair_loss
                 if saturated_skip and (f >= SATURATED_LOGIT or f <= -SATURATED_LOGIT):
                     g = 0.0
