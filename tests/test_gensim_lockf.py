@@ -131,3 +131,26 @@ def test_the_kernels_refuse_a_lock_of_the_wrong_length(corpus):
     model = built(Word2Vec, corpus, sg=1).zoo_model
     with pytest.raises(DataError, match="one factor per input row"):
         fit(model, corpus, backend="numba", lock=np.ones(3, dtype=np.float32), progress=False)
+
+
+@pytest.mark.parametrize("lockf", [0.0, 1.0])
+def test_intersected_vectors_train_from_where_they_were_read_locked_by_lockf(corpus, tmp_path, lockf):
+    """gensim's recipe for pretrained vectors: per-word factors, then
+    ``intersect_word2vec_format(path, lockf=...)``: the words read start from the file's vectors
+    and, at lockf 0, stay there while the others train."""
+    model = built(Word2Vec, corpus, sg=1)
+    words = model.wv.index_to_key[:3]
+    pretrained = 1 + np.arange(3 * 8, dtype=np.float32).reshape(3, 8) / 100  # far from the initial ones
+    path = tmp_path / "pretrained.txt"
+    path.write_text("3 8\n" + "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in zip(words, pretrained, strict=True)))
+    model.wv.vectors_lockf = np.ones(len(model.wv), dtype=np.float32)
+    model.wv.intersect_word2vec_format(path, lockf=lockf, binary=False)
+    assert model.wv.vectors_lockf[:3].tolist() == [lockf] * 3 and model.wv.vectors_lockf[3:].min() == 1
+    others = np.array(model.wv.vectors[3:])
+    train(model, corpus)
+    if lockf == 0.0:
+        np.testing.assert_array_equal(model.wv.vectors[:3], pretrained)
+    else:
+        assert np.all(np.any(model.wv.vectors[:3] != pretrained, axis=1))
+        assert np.abs(model.wv.vectors[:3] - pretrained).max() < 0.5  # trained on from the file's vectors
+    assert np.all(np.any(model.wv.vectors[3:] != others, axis=1))

@@ -350,7 +350,9 @@ class KeyedVectors:
         unicode_errors: str = "strict",
     ) -> None:
         """Take the vectors of a word2vec file for the words both hold (no word is added); the
-        file's dimension must be this table's. `lockf` (gensim's training lock) has nothing to lock here."""
+        file's dimension must be this table's. `lockf` (gensim's training lock): on a model's `wv`
+        whose ``vectors_lockf`` holds one factor per word, the words taken get `lockf` (0: the
+        model's training leaves them as read); elsewhere it has nothing to lock."""
         other = KeyedVectors.load(fname, binary=binary, encoding=encoding, unicode_errors=unicode_errors)
         if other.vector_size != self.vector_size:
             raise DataError(f"{fname} holds vectors of dimension {other.vector_size}, these {self.vector_size}")
@@ -359,6 +361,9 @@ class KeyedVectors:
             merged = self.vectors.copy()
             merged[[mine for mine, _ in rows]] = other.vectors[[theirs for _, theirs in rows]]
             self._set_vectors(merged)
+            lock = getattr(self, "vectors_lockf", None)
+            if isinstance(lock, np.ndarray) and lock.shape == (len(self),):
+                lock[[mine for mine, _ in rows]] = lockf
 
     def restrict(self, limit: int) -> KeyedVectors:
         """A new `KeyedVectors` with the first `limit` words only."""

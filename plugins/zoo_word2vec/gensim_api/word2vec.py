@@ -373,7 +373,7 @@ class Word2Vec:
             locks = self.__dict__.setdefault("_locks", {})
             for name in self._LOCKS:  # gensim's default, ones(1): every row trains
                 setattr(keyed, name, locks.setdefault(name, np.ones(1, dtype=np.float32)))
-            self._keyed = keyed
+            self._keyed, self._built_vectors = keyed, keyed.vectors
         return self._keyed
 
     @wv.setter
@@ -725,6 +725,7 @@ class Word2Vec:
                 "with model.wv = kv that are not the model's own words have no output layer to train)"
             )
         corpus, tokenizer = check_corpus(corpus_iterable, corpus_file, "train")
+        self._adopt_wv_edits()
         lock = self._row_lock()
         if total_examples is None and total_words is None:
             raise InvalidParameterError(
@@ -801,6 +802,16 @@ class Word2Vec:
         for callback in callbacks:
             call_hook(callback, "on_train_end", self)
         return stats.kept_words, raw_words * self.epochs
+
+    def _adopt_wv_edits(self) -> None:
+        """Vectors set on `wv` since it was built (``wv.intersect_word2vec_format``) become the
+        model's input rows, so training goes on from them, as gensim's shared ``wv.vectors`` do."""
+        keyed = self._keyed
+        if keyed is None or keyed.vectors is self.__dict__.get("_built_vectors"):
+            return
+        model = self._with_word_vectors(self._model, np.asarray(keyed.vectors, np.float32))
+        if model is not None:
+            self._model, self._built_vectors = model, keyed.vectors
 
     def _lock_factors(self, name: str) -> np.ndarray | None:
         """``wv.<name>`` as float32 ``[n]`` (n >= 1; row ``i`` takes factor ``i % n``, as gensim
