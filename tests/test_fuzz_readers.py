@@ -129,3 +129,25 @@ def test_a_damaged_store_lists_its_files_and_refuses_a_damaged_entry(index, data
     except ZooError:
         return
     assert keyed.index_to_key == ["king", "queen"] and np.isfinite(keyed.vectors).all()
+
+
+@fuzz
+@given(
+    dim=st.integers(1, 4),
+    rows=st.lists(st.tuples(st.from_regex(r"[a-z]{1,6}", fullmatch=True), st.lists(NUMBERS, min_size=4, max_size=4)),
+                  min_size=1, max_size=4, unique_by=lambda r: r[0]),
+    separator=st.sampled_from([" ", "  ", "\t"]),
+)  # fmt: skip
+def test_a_text_vectors_file_is_read_as_its_text_says_or_refused(dim, rows, separator, tmp_path):
+    """Never values of ~1e-19 from a damaged text file taken for binary: what is read is what the text says."""
+    path = tmp_path / "v.txt"
+    lines = [f"{len(rows)} {dim}", *(separator.join([word, *values[:dim]]) for word, values in rows)]
+    path.write_text("\n".join(lines) + "\n")
+    try:
+        words, vectors = read_word2vec(path, allow_nonfinite=True)
+    except ZooError:
+        return
+    assert words == [word for word, _ in rows]
+    expected = np.array([[float(v) for v in values[:dim]] for _, values in rows], dtype=np.float64)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(vectors, expected.astype(np.float32))

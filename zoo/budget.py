@@ -26,9 +26,17 @@ import resource
 from collections.abc import Iterator
 from pathlib import Path
 
-from zoo.errors import MemoryBudgetError
+from zoo.errors import DataError, MemoryBudgetError
 
-__all__ = ["available_memory", "check_memory", "footprint", "format_bytes", "memory_limit", "parse_bytes"]
+__all__ = [
+    "available_memory",
+    "check_memory",
+    "check_search",
+    "footprint",
+    "format_bytes",
+    "memory_limit",
+    "parse_bytes",
+]
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 _LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("zoo_memory_limit", default=None)
@@ -136,6 +144,25 @@ def check_memory(nbytes: float, what: str, *, model: bool = False) -> None:
         return
     scaled = f" ({format_bytes(nbytes)} x {scale:g}: {why})" if scale != 1 else ""
     raise MemoryBudgetError(f"{what} needs {format_bytes(need)}{scaled}, over {source} ({format_bytes(limit)}): {_HOW}")
+
+
+def check_search(batch: int, width: int, length: int, vocab: int, what: str, *, state_bytes: int = 0) -> None:
+    """Refuse a decoding search before it is compiled: `batch` inputs, `width` hypotheses each (a
+    beam's width, the samples drawn), `length` tokens, over a vocabulary of `vocab`, each
+    hypothesis carrying a decoder state of `state_bytes`. Per hypothesis it holds tokens and scores
+    (live and finished, ``16 * length`` bytes), a step's scores over the vocabulary and their
+    ranking (``16 * vocab``) and copies of the state (4 of them, as measured: 333 bytes a sample for
+    a 4-word LSTM, 10 tokens); a beam ranks ``width * vocab`` candidates with int32 indices. Past
+    2^31 - 1 candidates a `DataError`, past the budget a `MemoryBudgetError`, each naming `what`."""
+    if width * vocab >= 1 << 31:
+        raise DataError(
+            f"{what}: {width} hypotheses x a vocabulary of {vocab} are {width * vocab} candidates a step, past the "
+            "2^31 - 1 a search can rank: ask for fewer hypotheses (a beam of 5-10 is usual)"
+        )
+    check_memory(
+        batch * width * (16 * length + 16 * vocab + 4 * state_bytes + 64),
+        f"{what} ({batch} inputs x {width} hypotheses x {length} tokens, a vocabulary of {vocab})",
+    )
 
 
 @contextlib.contextmanager

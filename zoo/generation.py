@@ -16,6 +16,7 @@ runs for exactly `length` tokens.
 from __future__ import annotations
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Int, PRNGKeyArray
@@ -91,6 +92,12 @@ def generate(
     prompt = np.asarray(prompt, dtype=np.int32).reshape(-1)
     if prompt.size == 0:
         raise ValueError("the prompt needs at least one token (e.g. the end-of-sentence id)")
+    from zoo.budget import check_search
+
+    leaves = jax.tree.leaves(model.init_state())
+    state = sum(np.dtype(leaf.dtype).itemsize * int(np.prod(leaf.shape)) for leaf in leaves)
+    what = f"generating {strategy.width} continuations"
+    check_search(1, strategy.width, strategy.max_length, model.vocab_size, what, state_bytes=state)
     read = prompt.size - 1  # the last token is the strategy's first input
     width = 1 << (max(read, 1) - 1).bit_length()  # a power of two (at least 1): few compilations
     context = np.zeros(width, np.int32)

@@ -196,6 +196,9 @@ _EXPORTS: dict[str, str] = {
     },
     "close_matches": "zoo.errors:close_matches",
     "check_memory": "zoo.budget:check_memory",
+    "check_search": "zoo.budget:check_search",
+    # files from outside: regular files only, metadata read with a size limit
+    **{name: f"zoo.data.inputs:{name}" for name in ("check_regular", "open_input", "read_small")},
 }
 
 __all__ = sorted(_EXPORTS)

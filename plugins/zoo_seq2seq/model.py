@@ -23,6 +23,7 @@ from zoo.plugin_api import (
     ModelSpec,
     Vocabularies,
     build_component,
+    check_search,
 )
 
 __all__ = ["Seq2Seq", "reverse_valid"]
@@ -173,6 +174,7 @@ class Seq2Seq(Model):
         src = jnp.asarray(src)
         mask = src != self.spec["pad_id"] if src_mask is None else jnp.asarray(src_mask)
         chosen = _choose_strategy(self, strategy, strategy_params)
+        check_search(src.shape[0], chosen.width, chosen.max_length, self.spec["tgt_vocab_size"], "decoding")
         return _decode_batch(self, chosen, src, mask, key)
 
     def attention_weights(self, src: Int[Array, " src"], tokens: Int[Array, " tgt"]) -> Float[Array, "tgt src"] | None:

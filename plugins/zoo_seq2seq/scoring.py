@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import zoo
-from zoo.plugin_api import KeepBest, SequenceBatches, StopTraining, detokenize, get_tokenizer
+from zoo.plugin_api import DataError, KeepBest, SequenceBatches, StopTraining, detokenize, get_tokenizer, read_small
 from zoo_seq2seq.data import encode_pairs
 from zoo_seq2seq.settings import METRICS
 from zoo_seq2seq.translate import Translation, translate_tokens
@@ -180,30 +180,41 @@ class Validation:
     def restore(self, path: Path) -> bool:
         """Take up the keep-best state saved at the checkpoint `path`'s step; False (nothing
         restored) without one, which a checkpoint written before this state was kept has."""
-        from safetensors import safe_open
+        from safetensors import SafetensorError, safe_open
 
-        if not path.exists():
+        if not path.is_file():
             return False
-        with safe_open(str(path), framework="numpy") as handle:
-            step = json.loads((handle.metadata() or {}).get("zoo.checkpoint", "{}")).get("step")
+        try:
+            with safe_open(str(path), framework="numpy") as handle:
+                step = json.loads((handle.metadata() or {}).get("zoo.checkpoint", "{}")).get("step")
+        except (SafetensorError, OSError, ValueError, AttributeError):
+            return False  # a damaged checkpoint: resuming from it names what is wrong
         record = path.parent / f"{path.name}.valid.json"
         state = next((s for s in self._read_states(record) if s.get("step") == step), None)
         if state is None:
             return False
-        self.history = [dict(h) for h in state["history"]]
-        self.steps, self._restored, self.restored_step = list(state["steps"]), len(state["steps"]), int(step)
+        try:  # a record damaged by hand: nothing restored, as without one
+            history = [dict(h) for h in state["history"]]
+            steps, restored_step = list(state["steps"]), int(step)
+            scores = [self._sign * float(h[self.select]) for h in history]
+            best_at, improved_at, score = state["best_at"], state["improved_at"], state["score"]
+            best_file = state["best_file"]
+            if best_file is not None and (not isinstance(best_file, str) or Path(best_file).name != best_file):
+                return False  # a name beside the checkpoint, never a path elsewhere
+        except (KeyError, TypeError, ValueError):
+            return False
+        best = zoo.load(path.parent / best_file) if best_file else None
+        self.history, self.steps, self._restored, self.restored_step = history, steps, len(steps), restored_step
         keeper = self._keeper
-        keeper.history = [self._sign * h[self.select] for h in self.history]
-        keeper.best_at, keeper.improved_at, keeper.score = state["best_at"], state["improved_at"], state["score"]
-        keeper.model = zoo.load(path.parent / state["best_file"]) if state["best_file"] else None
+        keeper.history = scores
+        keeper.best_at, keeper.improved_at, keeper.score, keeper.model = best_at, improved_at, score, best
         return True
 
     @staticmethod
     def _read_states(record: Path) -> list[dict[str, Any]]:
-        try:
-            with open(record, "rb") as handle:
-                states = json.loads(handle.read(1 << 26))
-        except (OSError, ValueError):
+        try:  # a FIFO or a device: not read (a record zoo writes is a regular file)
+            states = json.loads(read_small(record, "keep-best record"))
+        except (DataError, ValueError, RecursionError):
             return []
         return [s for s in states if isinstance(s, dict)] if isinstance(states, list) else []
 

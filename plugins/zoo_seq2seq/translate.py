@@ -52,8 +52,9 @@ def translate_texts(
 
     Text is split by `tokenizer` (default: the one the model was trained with,
     its ``tokenizer`` hyperparameter). Sources are sorted by length and decoded `chunk_size` at a time, padded to
-    a multiple of 8 tokens and to a full chunk, so a long file compiles the
-    search only a few times. `decode_params` go to `model.decode`
+    a multiple of 8 tokens and to a power of two of rows (at most `chunk_size`), so a long file compiles the
+    search only a few times and one sentence is decoded once, not `chunk_size` times. `decode_params` go to
+    `model.decode`
     (``strategy="beam", beam_size=5, alpha=0.6, n_best=3, key=...``). With
     `replace_unk`, ``<unk>`` in an output becomes the source word it attended to most.
     """
@@ -82,7 +83,8 @@ def translate_tokens(
     for start in range(0, len(order), chunk_size):
         rows = order[start : start + chunk_size]
         width = _round_up(max(len(encoded[i]) for i in rows), 8)
-        batch = [encoded[i] for i in rows] + [encoded[rows[0]]] * (chunk_size - len(rows))
+        filled = min(chunk_size, 1 << (len(rows) - 1).bit_length())  # a power of two: few shapes to compile
+        batch = [encoded[i] for i in rows] + [encoded[rows[0]]] * (filled - len(rows))
         ids, mask = pad_sequences(batch, pad_id=src_vocab.pad_id, length=width)
         hyps = model.decode(ids, mask, **decode_params)
         tokens, scores = np.asarray(hyps.tokens), np.asarray(hyps.scores)

@@ -110,9 +110,13 @@ class EncodedCorpus:
         """``[(start, stop)]`` id ranges of the `streams` parts: part k starts after the first
         sentence end at or beyond k/streams of the ids (empty parts left out)."""
         size = self.path.stat().st_size // 4
-        starts = [0]
-        for k in range(1, self.streams):
-            starts.append(self._sentence_start(max(k * size // self.streams, starts[-1]), size))
+        starts, k = [0], 1
+        while k < self.streams:  # as many steps as parts, not streams (--streams 1000000000 on a small corpus)
+            start = self._sentence_start(max(k * size // self.streams, starts[-1]), size)
+            if start >= size:
+                break
+            starts.append(start)
+            k = max(k + 1, -(-(start + 1) * self.streams // size))  # the first k whose share begins past `start`
         bounds = [*starts, size]
         return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from zoo.budget import check_memory
 from zoo.data.corpus import iter_ids
 from zoo.data.tokenize import Tokenizer
 from zoo.data.vocab import Vocab
@@ -34,17 +35,18 @@ __all__ = ["WEIGHTINGS", "cooccurrence_matrix", "distance_weights", "pmi_matrix"
 WEIGHTINGS = ("harmonic", "linear", "uniform")
 
 
-def distance_weights(window: int, weighting: str) -> np.ndarray:
-    """``[window]`` weights for distances 1..window."""
+def distance_weights(window: int, weighting: str, upto: int | None = None) -> np.ndarray:
+    """``[min(window, upto)]`` weights for distances 1..window (only the first `upto` of them:
+    no pair of words is further apart than the longest sentence, whatever the window)."""
     if window < 1:
         raise DataError(f"window must be at least 1, got {window}")
-    d = np.arange(1, window + 1, dtype=np.float64)
+    d = np.arange(1, min(window, window if upto is None else max(upto, 0)) + 1, dtype=np.float64)
     if weighting == "harmonic":
         return 1.0 / d
     if weighting == "linear":
         return (window + 1 - d) / window
     if weighting == "uniform":
-        return np.ones(window)
+        return np.ones(len(d))
     raise DataError(f"unknown co-occurrence weighting {weighting!r}; choose one of {WEIGHTINGS}")
 
 
@@ -107,10 +109,16 @@ def cooccurrence_matrix(
 
     **Returns:** ``[V, V]`` float64 CSR matrix, rows = words, columns = contexts.
     """
-    weights = distance_weights(window, weighting)
+    distance_weights(1, weighting)  # an unknown weighting: refused before the corpus is read
     size = len(vocab)
     total = sp.csr_matrix((size, size), dtype=np.float64)
     for ids, sentence in _blocks(iter_ids(source, vocab, tokenizer, encoding=encoding, errors=errors), block_tokens):
+        longest = int(np.bincount(sentence).max())  # distances up to the longest sentence's: a window of 10^9 too
+        weights = distance_weights(window, weighting, upto=longest - 1)
+        lengths = np.bincount(sentence)
+        reach = np.minimum(lengths - 1, len(weights))
+        pairs = int((reach * lengths - reach * (reach + 1) // 2).sum()) * (2 if symmetric else 1)
+        check_memory(50 * pairs, f"counting co-occurrences in a window of {window} ({pairs} pairs in a block)")
         total = total + _block_matrix(ids, sentence, weights, size, symmetric)
     total.sum_duplicates()
     return total

@@ -95,7 +95,10 @@ def read_small(
     """The bytes of the regular file `path`, at most `limit` of them: a larger file is a `DataError`."""
     path = Path(path)
     with os.fdopen(_open_fd(path, what, follow), "rb") as handle:
-        data = handle.read(limit + 1)
+        size = os.fstat(handle.fileno()).st_size  # read(limit + 1) would allocate the whole limit up front
+        data = handle.read(min(size, limit) + 1)
+        if len(data) > size:  # the file grew since: read on, up to the limit
+            data += handle.read(max(limit + 1 - len(data), 0))
     if len(data) > limit:
         raise DataError(
             f"{path}: this {what} is larger than {limit} bytes, far more than it should ever hold: a damaged "

@@ -36,7 +36,7 @@ from typing import BinaryIO, NamedTuple
 from zoo.data.inputs import open_input
 from zoo.errors import DataError
 
-__all__ = ["MAX_LINE_CHARS", "LongLinesWarning", "TextFile", "decode_bytes", "open_text", "read_lines"]
+__all__ = ["MAX_LINE_CHARS", "LongLinesWarning", "TextFile", "check_codec", "decode_bytes", "open_text", "read_lines"]
 
 MAX_LINE_CHARS = 1 << 20
 """Characters read at a time, and the longest line the line readers keep."""
@@ -62,7 +62,8 @@ class _Fault(NamedTuple):
     what: str
 
 
-def _check_codec(encoding: str, errors: str) -> None:
+def check_codec(encoding: str, errors: str) -> None:
+    """`DataError` unless Python knows the text `encoding` and the `errors` handler."""
     try:
         codecs.lookup(encoding)
     except LookupError:
@@ -169,7 +170,7 @@ def _fault_error(name: str, fault: _Fault) -> DataError:
 def decode_bytes(data: bytes, *, encoding: str = "utf-8", errors: str = "strict", name: str = "input") -> str:
     """`data` decoded with the checks `TextFile` makes (for text that is not a file, such as
     standard input): an undecodable byte or a NUL is a `DataError` naming `name`, line and offset."""
-    _check_codec(encoding, errors)
+    check_codec(encoding, errors)
     try:
         text = data.decode(encoding, errors)
     except UnicodeError:
@@ -216,7 +217,7 @@ class TextFile:
         start: int = 0,
         stop: int | None = None,
     ) -> None:
-        _check_codec(encoding, errors)
+        check_codec(encoding, errors)
         if max_chars < 1:
             raise DataError(f"max_chars must be positive, got {max_chars}")
         self.path, self.encoding, self.errors, self.max_chars = Path(path), encoding, errors, max_chars

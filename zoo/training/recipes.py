@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from zoo.building.files import output_path
+from zoo.errors import DataError
 from zoo.naming.domains import argument_type
 from zoo.training.selection import held_out_line
 
@@ -319,8 +320,22 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, min_count: int = 5)
 def add_encoding_argument(parser: argparse.ArgumentParser) -> None:
     """``--encoding``: how a command's text files are decoded (``options.encoding``, default UTF-8)."""
     parser.add_argument(
-        "--encoding", default="utf-8", help="text encoding of the input files (default utf-8; e.g. latin-1, cp1252)"
+        "--encoding",
+        default="utf-8",
+        type=_encoding,
+        help="text encoding of the input files (default utf-8; e.g. latin-1, cp1252)",
     )
+
+
+def _encoding(text: str) -> str:
+    """`text` if Python knows the encoding, else argparse's refusal (status 2) saying so."""
+    from zoo.data.textfile import check_codec
+
+    try:
+        check_codec(text, "strict")
+    except DataError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def add_lowercase_arguments(

@@ -27,6 +27,7 @@ zip archive, ...) with what to do, never shown as raw bytes.
 from __future__ import annotations
 
 import gzip
+import numbers
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -37,7 +38,7 @@ import numpy as np
 from zoo.errors import DataError, TruncatedFileError
 from zoo.vectors.reading import CORRUPT_GZIP, MAX_WORD_BYTES, corrupt_gzip, decode_word, open_binary
 
-__all__ = ["check_finite", "describe_format", "detect_binary", "read_word2vec", "write_word2vec"]
+__all__ = ["check_finite", "check_limit", "describe_format", "detect_binary", "read_word2vec", "write_word2vec"]
 
 _FIRST_LINE_BYTES = 1 << 20  # a header, or a GloVe vector of up to ~16k numbers
 _SAMPLE_BYTES = 1 << 24  # the most read to tell text from binary
@@ -190,7 +191,12 @@ def _check_claims(path: Path, layout: _Layout, after: bytes, binary: bool | None
             f"{path}: read as binary, but it is a text file (its first vector is a line of {dim} numbers): "
             "drop binary=True (or pass binary=False)"
         )
-    if layout.binary and binary is None and width >= 1:
+    if layout.binary and binary and len(after) >= 4 * dim + 2 and _is_text(after):  # a whole record and more
+        raise DataError(
+            f"{path}: read as binary, but it is a text file (its first {len(after)} bytes after the header are "
+            "lines of text): drop binary=True (or pass binary=False)"
+        )
+    if (binary is None or not layout.binary) and 1 <= width != dim:
         raise DataError(
             f"{path}: the header says dimension {dim} but the first vector is a text line of {width} numbers: "
             "a damaged header? Fix the header line ('<count> <dim>')"
@@ -207,6 +213,20 @@ def _check_claims(path: Path, layout: _Layout, after: bytes, binary: bool | None
     from zoo.budget import check_memory
 
     check_memory(2 * 4 * dim * max(count, 1), f"{path}: {count} vectors of dimension {dim} (float32, while growing)")
+
+
+def _is_text(sample: bytes) -> bool:
+    """Whether `sample` (what follows a header) reads as text lines: UTF-8 with line feeds and no
+    control characters but tab and carriage return. Binary float32 vectors never do: each
+    of their bytes is printable with odds of about 3 in 8, and a sample holds thousands (a record's
+    ``4 * dim`` bytes at least)."""
+    try:
+        text = sample.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.reason != "unexpected end of data":
+            return False
+        text = sample[: error.start].decode("utf-8")  # a character cut at the sample's end
+    return "\n" in text and not any((ch < " " and ch not in "\t\r\n") or ch == "\x7f" for ch in text)
 
 
 def _is_plain(path: Path) -> bool:
@@ -248,6 +268,11 @@ def _one_dimensional(header: tuple[int, int], second: list[str]) -> bool:
 
 
 def _looks_binary(after: bytes, dim: int) -> bool:
+    """Whether the records after a header are binary: not text (`_is_text`; a damaged text line,
+    "cat 0x10 0.2", is then an error naming it, never bytes read as floats of 1e-19), and the first
+    is not a line of `dim` numbers."""
+    if _is_text(after):
+        return False
     try:
         fields = after.split(b"\n", 1)[0].decode("utf-8").rstrip().split(" ")
     except UnicodeDecodeError:
@@ -305,7 +330,11 @@ def read_word2vec(
     A repeated word keeps its first vector. A truncated file raises `zoo.errors.TruncatedFileError`
     (a `DataError` that is also the `EOFError` gensim raises).
     """
+    from zoo.data.textfile import check_codec
+
     path = Path(path)
+    check_limit(limit)
+    check_codec(encoding, unicode_errors)
     layout = _detect(path, binary, no_header)
     with _open_read(path) as handle:
         try:
@@ -329,6 +358,12 @@ def read_word2vec(
         keep = sorted(seen.values())
         words, vectors = [words[i] for i in keep], vectors[keep]
     return words, vectors
+
+
+def check_limit(limit: Any) -> None:
+    """`DataError` unless `limit` (how many vectors to read) is None or an integer of at least 0."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 0):
+        raise DataError(f"limit={limit!r}: how many vectors to read must be an integer of at least 0 (None: all)")
 
 
 def _first_nonfinite(values: np.ndarray) -> tuple[int, float, int] | None:

@@ -16,7 +16,7 @@ from zoo.data.vocab import Vocab
 from zoo.errors import DataError, UnknownKeyError, WeightsError, close_matches
 from zoo.eval.analogy import AnalogyResult, evaluate_analogies
 from zoo.eval.similarity import WordPairsResult, evaluate_word_pairs, gensim_word_pairs, score_word_pairs
-from zoo.vectors.formats import check_finite_vectors, read_word2vec, write_word2vec
+from zoo.vectors.formats import check_finite_vectors, check_limit, read_word2vec, write_word2vec
 
 __all__ = ["REAL", "Key", "KeyedVectors", "OOVFunction", "Term", "pseudorandom_weak_vector"]
 
@@ -77,16 +77,22 @@ def _weighted_term(item: Any, default: float) -> tuple[Key | np.ndarray, float]:
 
 
 def _read_fvocab(path: str | os.PathLike, words: Sequence[str], encoding: str, unicode_errors: str) -> np.ndarray:
-    """``[V]`` the counts of `words` in a ``word count`` file (word2vec.c's ``-save-vocab``); 0 if absent."""
+    """``[V]`` the counts of `words` in a ``word count`` file (word2vec.c's ``-save-vocab``); 0 if absent.
+    Read as every text input is (`zoo.data.textfile`: regular files only, bounded lines, strict
+    decoding); a line that is not a word and a count of at most 2^63 - 1 is a `DataError`."""
+    from zoo.data.textfile import read_lines
+
     counts: dict[str, int] = {}
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, 1):
-            fields = line.decode(encoding, errors=unicode_errors).split()
-            if not fields:
-                continue
-            if len(fields) != 2 or not fields[1].isdigit():
-                raise DataError(f"{path}: line {number} should be 'word count'; got {line[:60]!r}")
-            counts[fields[0]] = int(fields[1])
+    for number, line in read_lines(path, encoding=encoding, errors=unicode_errors, what="word counts file (fvocab)"):
+        fields = line.split()
+        if not fields:
+            continue
+        count = fields[1] if len(fields) == 2 else ""
+        if not (count.isascii() and count.isdigit() and int(count) < 1 << 63):
+            raise DataError(
+                f"{path}: line {number} should be 'word count' (a count from 0 to 2^63 - 1); got {line[:60]!r}"
+            )
+        counts[fields[0]] = int(count)
     return np.array([counts.get(w, 0) for w in words], dtype=np.int64)
 
 
@@ -243,6 +249,7 @@ class KeyedVectors:
 
         path = locate(path)
         check_regular(path, "vectors file")  # missing, a FIFO, a device: a DataError saying which
+        check_limit(limit)
         if is_safetensors(path):
             from zoo.building.weights import load
             from zoo.vectors.zoo_file import read_if_vectors

@@ -46,6 +46,7 @@ from zoo.plugin_api import (
     WeightsError,
     check_hyperparameter,
     iter_sentences,
+    open_input,
 )
 from zoo_word2vec.fit import fit
 from zoo_word2vec.gensim_api.callbacks import call_hook, once
@@ -128,11 +129,8 @@ class GensimPickleError(WeightsError):
 
 def _refuse_pickle(path: str | os.PathLike, cls: type) -> None:
     """`GensimPickleError` if the file at `path` is a Python pickle (gensim's ``.model`` files)."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(2)
-    except OSError:
-        return  # zoo.load names what is wrong
+    with open_input(path, "model file") as handle:  # missing, a FIFO, a device: a DataError saying which
+        head = handle.read(2)
     if len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
         export = (
             "gensim.models.fasttext.save_facebook_model(model, 'model.bin') and load it with "
