@@ -151,3 +151,30 @@ def test_a_text_vectors_file_is_read_as_its_text_says_or_refused(dim, rows, sepa
     expected = np.array([[float(v) for v in values[:dim]] for _, values in rows], dtype=np.float64)
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(vectors, expected.astype(np.float32))
+
+
+@fuzz
+@given(
+    text=st.text(st.sampled_from("ab \t\n\r\u00e9\u2028"), max_size=60),
+    max_length=st.integers(1, 4),
+    limit=st.none() | st.integers(0, 4),
+    suffix=st.sampled_from(["", ".gz", ".bz2", ".xz"]),
+)
+def test_line_sentence_reads_a_file_as_gensim_reads_its_lines(text, max_length, limit, suffix, tmp_path):
+    """Read in bounded pieces (a 3 GB line is no longer held whole), the sentences are gensim's."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+
+    from zoo_word2vec.gensim_api.corpora import LineSentence, Text8Corpus, _sentences
+
+    raw = text.encode()
+    packed = {"": raw, ".gz": gzip.compress(raw), ".bz2": bz2.compress(raw), ".xz": lzma.compress(raw)}[suffix]
+    path = tmp_path / f"corpus.txt{suffix}"
+    path.write_bytes(packed)
+    lines = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", newline=None)  # gensim's, with zoo's line ends
+    expected = list(_sentences(lines, max_length, limit))
+    assert list(LineSentence(path, max_length, limit)) == expected
+    words = raw.decode().split()
+    assert list(Text8Corpus(path, max_length)) == [words[i : i + max_length] for i in range(0, len(words), max_length)]

@@ -33,6 +33,7 @@ from zoo.vectors import KeyedVectors
 from zoo.vectors.formats import read_word2vec
 from zoo_word2vec.classifier.data import read_labelled
 from zoo_word2vec.fasttext_files.bin import read_fasttext_bin
+from zoo_word2vec.gensim_api.corpora import LineSentence, Text8Corpus
 from zoo_word2vec.gensim_api.word2vec import Word2Vec
 
 SECONDS, PEAK = 2.0, 64 << 20
@@ -92,7 +93,18 @@ READERS = {
     "Word2Vec.load": lambda p: Word2Vec.load(p),
     "read_log": lambda p: read_log(p),
     "word counts (fvocab)": lambda p: KeyedVectors.load_word2vec_format(_good_vectors(p), fvocab=p),
+    "LineSentence": lambda p: list(LineSentence(p)),
+    "Text8Corpus": lambda p: list(Text8Corpus(p)),
+    "LineSentence bz2": lambda p: list(LineSentence(_renamed(p, ".bz2"))),
 }
+
+
+def _renamed(path, suffix):
+    """`path` under a name ending in `suffix` (a link to it: a FIFO or a device stays one)."""
+    other = path.with_name(path.name + suffix)
+    if os.path.lexists(path):
+        other.symlink_to(path)
+    return other
 
 
 def _good_vectors(beside):
