@@ -31,6 +31,7 @@ from zoo.eval.similarity import read_word_pairs
 from zoo.training.progress import read_log
 from zoo.vectors import KeyedVectors
 from zoo.vectors.formats import read_word2vec
+from zoo_tagger.data import read_tagged
 from zoo_word2vec.classifier.data import read_labelled
 from zoo_word2vec.fasttext_files.bin import read_fasttext_bin
 from zoo_word2vec.gensim_api.corpora import LineSentence, Text8Corpus
@@ -96,6 +97,7 @@ READERS = {
     "LineSentence": lambda p: list(LineSentence(p)),
     "Text8Corpus": lambda p: list(Text8Corpus(p)),
     "LineSentence bz2": lambda p: list(LineSentence(_renamed(p, ".bz2"))),
+    "read_tagged": lambda p: read_tagged(p),
 }
 
 
@@ -374,3 +376,12 @@ def test_a_window_past_every_sentence_counts_co_occurrences_as_the_longest_sente
         cooccurrence_matrix(sentences, vocab, window=2).toarray(),
         cooccurrence_matrix(sentences, vocab, window=10**9).toarray(),
     )
+
+
+@pytest.mark.parametrize("text", ["the\ncat\tNN\n\n", "the/DT\ncat\tNN\n\n", "a\tDT\ndog\n\n"])
+def test_a_conll_line_without_its_tag_names_its_line(tmp_path, text):
+    """A token alone on its line was read as its own tag ('the' tagged 'the'), and scored."""
+    path = tmp_path / "tagged.txt"
+    path.write_text(text)
+    with pytest.raises(ZooError, match=r":\d: expected token and tag columns"):
+        read_tagged(path)

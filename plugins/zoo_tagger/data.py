@@ -128,11 +128,13 @@ def read_conll(
         columns = line.split("\t") if "\t" in line else line.split()
         if columns[0] == "-DOCSTART-":
             continue
-        try:
-            words.append(columns[token_column])
-            labels.append(columns[tag_column])
-        except IndexError:
-            raise DataError(f"{path}:{number}: expected token and tag columns, got {line[:60]!r}") from None
+        count = len(columns)
+        if not (-count <= token_column < count and -count <= tag_column < count) or (
+            token_column % count == tag_column % count  # one column: the token would be its own tag
+        ):
+            raise DataError(f"{path}:{number}: expected token and tag columns, got {line[:60]!r}")
+        words.append(columns[token_column])
+        labels.append(columns[tag_column])
     flush()
     if not sentences:
         raise DataError(f"{path} holds no tagged sentences")
