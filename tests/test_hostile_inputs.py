@@ -385,3 +385,22 @@ def test_a_conll_line_without_its_tag_names_its_line(tmp_path, text):
     path.write_text(text)
     with pytest.raises(ZooError, match=r":\d: expected token and tag columns"):
         read_tagged(path)
+
+
+def test_a_few_held_out_pairs_are_scored_in_as_few_rows():
+    """One 500,000-token --valid pair was scored in a batch of 64 rows: 9.1 GB and 18 s (now 614 MB, 5.5 s)."""
+    import jax
+
+    from zoo_seq2seq.scoring import HeldOut, SequenceBatches, encode_pairs
+    from zoo_seq2seq.tasks import digit_vocab
+
+    vocab = digit_vocab()
+    model = zoo.build("seq2seq", key=jax.random.key(0), vocab={"src": vocab, "tgt": vocab}, hidden_size=4)
+    sources, targets = [list("123"), list("45"), list("6")], [list("321"), list("54"), list("6")]
+    few = HeldOut(sources, targets)
+    loss = few.loss(model)
+    assert few._batches.batch_size == 4
+    wide = HeldOut(sources, targets)
+    fields = encode_pairs(vocab, vocab, sources, targets)
+    wide._batches = SequenceBatches(fields, batch_size=64, pad_id=vocab.pad_id, shuffle=False)
+    assert loss == pytest.approx(wide.loss(model), rel=1e-6)  # the empty rows are masked out

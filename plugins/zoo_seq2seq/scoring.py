@@ -110,7 +110,8 @@ class HeldOut:
         if self._batches is None:  # the model's vocabularies do not change during a run
             fields = encode_pairs(model.vocabs["src"], model.vocabs["tgt"], self.sources, self.targets)
             pad = model.vocabs["src"].pad_id
-            self._batches = SequenceBatches(fields, batch_size=self.batch_size, pad_id=pad, shuffle=False)
+            rows = min(self.batch_size, 1 << (max(len(self), 1) - 1).bit_length())  # a few pairs: not 64 rows
+            self._batches = SequenceBatches(fields, batch_size=rows, pad_id=pad, shuffle=False)
         total, count = 0.0, 0.0
         for batch in self._batches:
             summed, n = _summed_loss(model, batch)
