@@ -15,6 +15,8 @@ HEADER = "id\tsentiment\ttext\n"
         ("2\tgreat\tthe best film\n", r":3: the sentiment 'great' is not a finite number"),
         ("2\tnan\tthe best film\n", r":3: the sentiment 'nan' is not a finite number"),
         ("2\t1.0\n", r":3: expected 3 tab-separated columns \(id, sentiment, text\), got 2"),
+        ("2\t1.0\tthe best\tfilm\n", r":3: expected 3 tab-separated columns \(id, sentiment, text\), got 4"),
+        ("2\t-1\t \n", r":3: the text column is empty"),
     ],
 )
 def test_a_bad_review_row_names_its_line(tmp_path, row, message):

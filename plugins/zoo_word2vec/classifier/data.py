@@ -143,15 +143,16 @@ def read_labelled(
 
 
 def _reviews(path: Path, header: tuple[int, str], lines: Iterable[tuple[int, str]]) -> Iterable[tuple[str, str]]:
-    """``(text, label)`` of each scored row after the `header` line; a row without its columns, or
-    whose score is no finite number, is a `DataError` naming its line (never a guess)."""
+    """``(text, label)`` of each scored row after the `header` line; a row with another number of
+    columns than the header, an empty text, or a score that is no finite number is a `DataError`
+    naming its line (never a guess)."""
     columns = [c.strip() for c in header[1].rstrip("\n").split("\t")]
     if not {"sentiment", "text"} <= set(columns):
         raise DataError(f"{path}: expected a header with 'sentiment' and 'text' columns, got {columns}")
     at_score, at_text = columns.index("sentiment"), columns.index("text")
     for number, line in lines:
         fields = line.rstrip("\n").split("\t")
-        if len(fields) <= max(at_score, at_text):
+        if len(fields) != len(columns):  # more: a tab in the text would drop the words after it
             raise DataError(
                 f"{path}:{number}: expected {len(columns)} tab-separated columns ({', '.join(columns)}), got "
                 f"{len(fields)}: {line[:60]!r}"
@@ -165,6 +166,8 @@ def _reviews(path: Path, header: tuple[int, str], lines: Iterable[tuple[int, str
                 f"{path}:{number}: the sentiment {fields[at_score][:20]!r} is not a finite number; expected a score "
                 "(its sign is the label: positive or negative, 0 left out)"
             )
+        if not fields[at_text].strip():
+            raise DataError(f"{path}:{number}: the text column is empty: give the text, or drop the row")
         if score != 0:
             yield fields[at_text], "positive" if score > 0 else "negative"
 
