@@ -89,6 +89,17 @@ def test_analogy_file_errors(tmp_path):
         read_analogies(tmp_path / "absent.txt")
 
 
+@pytest.mark.parametrize("text", ["", "# only a comment\n\n", ": a section without questions\n"])
+def test_an_evaluation_file_without_an_item_is_an_error_not_nan(tmp_path, text):
+    empty = tmp_path / "empty.txt"
+    empty.write_text(text)
+    with pytest.raises(DataError, match=r"empty.txt holds no analogy questions"):
+        read_analogies(empty)
+    if not text.startswith(":"):
+        with pytest.raises(DataError, match=r"empty.txt holds no word pairs"):
+            read_word_pairs(empty)
+
+
 def test_shipped_sets_are_complete():
     sections = read_analogies("google")
     assert len(sections) == 14 and sum(len(q) for _, q in sections) == 19544

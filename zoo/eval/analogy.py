@@ -111,7 +111,8 @@ class AnalogyResult(NamedTuple):
 
 
 def read_analogies(path: str | os.PathLike) -> list[tuple[str, list[Question]]]:
-    """``[(section name, [(a, b, c, d), ...]), ...]`` from a Google-format file (or ``"google"``)."""
+    """``[(section name, [(a, b, c, d), ...]), ...]`` from a Google-format file (or ``"google"``);
+    a file without a question is an error."""
     path = dataset_path(path)
     sections: list[tuple[str, list[Question]]] = []
     for number, line in read_lines(path, what="analogy file"):
@@ -127,6 +128,8 @@ def read_analogies(path: str | os.PathLike) -> list[tuple[str, list[Question]]]:
         if not sections:
             raise DataError(f"{path}:{number}: a question before the first ': section' header")
         sections[-1][1].append((words[0], words[1], words[2], words[3]))
+    if not any(questions for _, questions in sections):
+        raise DataError(f"{path} holds no analogy questions: expected ': section' lines, then 'a b c d' lines")
     return sections
 
 

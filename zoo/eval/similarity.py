@@ -93,7 +93,7 @@ def read_word_pairs(
     path: str | os.PathLike, delimiter: str = "\t", encoding: str = "utf-8"
 ) -> list[tuple[str, str, float]]:
     """``(word1, word2, score)`` per line of a pairs file (or shipped set name); ``#`` lines and
-    blank lines skipped, columns after the third ignored."""
+    blank lines skipped, columns after the third ignored; a file without a pair is an error."""
     path = dataset_path(path)
     pairs = []
     for number, line in read_lines(path, encoding=encoding, what="word-pairs file"):
@@ -109,6 +109,11 @@ def read_word_pairs(
                 f"{path}:{number}: expected 'word1{delimiter!r}word2{delimiter!r}score', got {line.strip()!r} "
                 "(a header line needs a leading '#')"
             ) from error
+    if not pairs:
+        raise DataError(
+            f"{path} holds no word pairs: expected 'word1{delimiter!r}word2{delimiter!r}score' lines "
+            "('#' lines and blank lines are skipped)"
+        )
     return pairs
 
 
