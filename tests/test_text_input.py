@@ -227,3 +227,24 @@ def test_corpus_lines_are_cut_not_skipped_and_stay_bounded(tmp_path):
     path.write_text("word " * 100_000)  # no newline at all
     pieces = list(iter_lines(path, max_chars=1000))
     assert max(len(p) for p in pieces) < 2000 and sum(len(p.split()) for p in pieces) == 100_000
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_utf8_byte_order_mark_is_not_text(tmp_path, gzipped):
+    """Windows editors open UTF-8 files with a byte-order mark: it neither glues itself to the first
+    word nor hides the first line's label (it did: the first review was read without its label)."""
+    from zoo_word2vec.classifier.data import read_labelled
+
+    body = "__label__good great film\n__label__bad dull film\n"
+    data = b"\xef\xbb\xbf" + body.encode()
+    path = tmp_path / ("labelled.txt.gz" if gzipped else "labelled.txt")
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    assert [line for _, line in read_lines(path)] == body.splitlines()
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(b"\xef\xbb\xbfhello world\nhello\n")
+    assert count_tokens(corpus)["hello"] == 2 and not any("\ufeff" in w for w in count_tokens(corpus))
+    for encoding in ("utf-8", "UTF8"):  # the fast reader and its name's spellings
+        assert list(read_labelled(path, encoding=encoding).labels) == [("__label__good",), ("__label__bad",)]
+    only = tmp_path / "only-a-mark.txt"
+    only.write_bytes(b"\xef\xbb\xbf")
+    assert list(read_lines(only)) == []

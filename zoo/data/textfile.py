@@ -231,6 +231,9 @@ class TextFile:
             raise DataError(f"{self.path} is gzip, which cannot be read from a byte offset: read it whole")
         raw = _open_binary(self.path, self.gzipped) if (start, stop) == (0, None) else _range(self.path, start, stop)
         self._handle = io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=None)
+        # a byte-order mark opening a UTF-8 file (as Windows editors write) is not text: left in,
+        # it would glue itself to the first word or hide the first line's label
+        self._bom = start == 0 and codecs.lookup(encoding).name == "utf-8"
 
     def __enter__(self) -> TextFile:
         return self
@@ -254,6 +257,10 @@ class TextFile:
                 raise self._corrupt_error(number, error) from None
             if not piece:
                 return
+            if self._bom:
+                self._bom, piece = False, piece.removeprefix("\ufeff")
+                if not piece:
+                    continue
             if "\x00" in piece:
                 raise self._fault_error(number)
             self.line = number

@@ -170,9 +170,12 @@ def read_fasttext_lines(path: str | Path, *, label_prefix: str = "__label__", en
         raise DataError(f"{encoding!r} is not an encoding read here; read the file with read_labelled")
     merge = _Merge(path, encoding, label_prefix)
     rest, before, skipped = b"", 0, 0
+    bom = codecs.BOM_UTF8 if codecs.lookup(encoding).name == "utf-8" else None  # not text: see zoo's TextFile
     with open_binary(path, "labelled file") as handle:
         try:
             while more := handle.read(_CHUNK):
+                if bom is not None:
+                    more, bom = more.removeprefix(bom), None
                 data = rest + more
                 cut = data.rfind(b"\n") + 1
                 before += merge.add(data[:cut], before) if cut else 0
