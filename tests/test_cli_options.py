@@ -20,6 +20,7 @@ import pytest
 
 from zoo.cli.eval_cmd import eval_parser
 from zoo.cli.main import build_parser, main
+from zoo.errors import InvalidParameterError
 from zoo.naming.registry import default_registry
 from zoo.naming.spec import import_factory
 from zoo.training.recipes import HyperparameterOption
@@ -339,12 +340,14 @@ def test_set_values_fail_before_the_data_is_read(tmp_path, monkeypatch, capsys, 
     assert not (tmp_path / "model.safetensors").exists()
 
 
-def test_a_hyperparameter_option_wins_over_set(corpus, tmp_path, monkeypatch):
+def test_a_hyperparameter_option_and_a_set_of_it_must_agree(corpus, tmp_path, monkeypatch):
     from zoo.training.recipes import resolve_spec
 
     parser = parser_of(["train", "word2vec-skipgram"], monkeypatch)
     options = parser.parse_args(["--data", str(corpus), "--out", str(tmp_path / "v.safetensors"), "--dim", "7"])
-    overrides = {"embedding_size": 0, "window": 2}
+    with pytest.raises(InvalidParameterError, match=r"--dim 7 and --set embedding_size=0 both set embedding_size"):
+        resolve_spec("word2vec-skipgram", options, {"embedding_size": 0, "window": 2})
+    overrides = {"embedding_size": 7, "window": 2}
     spec = resolve_spec("word2vec-skipgram", options, overrides)
     assert spec.params["embedding_size"] == 7 and spec.params["window"] == 2
     assert overrides == {"embedding_size": 7, "window": 2}

@@ -412,18 +412,23 @@ def resolve_spec(name: str, options: argparse.Namespace, overrides: dict[str, An
     """The spec of `name` that this run trains, checked before any data is read; a recipe calls it first.
 
     Moves the hyperparameter options given (`add_hyperparameter_argument`) into
-    `overrides` (an option wins over a ``--set`` of the same key) and checks each
+    `overrides` (an option and a ``--set`` of the same key must agree) and checks each
     against its architecture's domain under the option's name (``--dim=0 is out of
     range: it must be an integer >= 1``); then resolves `name` with all of
     `overrides`, so that a ``--set`` key that is unknown or out of range fails
     here too. Raises `InvalidParameterError` or `UnknownParameterError`.
     """
+    from zoo.errors import InvalidParameterError
     from zoo.naming.registry import default_registry
     from zoo.naming.resolve import architecture_of, coerce_param
 
     registry = default_registry()
     arch = architecture_of(registry, name)
     for param, (flag, value) in getattr(options, _GIVEN, {}).items():
+        if param in overrides and overrides[param] != value:
+            raise InvalidParameterError(
+                f"{flag} {value} and --set {param}={overrides[param]} both set {param}: give one of them"
+            )
         if param in arch.params:
             coerce_param(value, arch.params[param], flag, arch.domains.get(param), hint=False)
         overrides[param] = value
