@@ -13,7 +13,6 @@ import sys
 import time
 
 from zoo.naming.registry import default_registry
-from zoo.naming.resolve import architecture_of
 
 HEAVY = ("jax", "jaxlib", "equinox", "optax", "numba", "torch")
 
@@ -38,12 +37,11 @@ for name in sys.argv[2:]:
 
 
 def _one_name_per_recipe() -> list[str]:
-    registry = default_registry()
+    """An architecture's name for each recipe (the word-vector recipe serves four of them)."""
     names: dict[str, str] = {}
-    for name in registry.list_models():
-        arch = architecture_of(registry, name)
+    for arch in sorted(default_registry().architectures.values(), key=lambda a: a.name):
         if arch.recipe is not None:
-            names.setdefault(arch.recipe, name)
+            names.setdefault(arch.recipe, arch.name)
     return sorted(names.values())
 
 
